@@ -1,0 +1,97 @@
+// What an app is to the `soac` CLI. An app is one folder under apps/ with a class derived from
+// soac::apps::app and one SOAC_REGISTER_APP line; the CLI finds it through the registry.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/harness.hpp"
+#include "core/context.hpp"
+
+namespace soac::apps {
+
+// A named parameter set for the generator (and the benchmark).
+struct preset {
+  std::string name;
+  std::string description;
+  nlohmann::json params;  // every parameter the app takes, with its value
+};
+
+struct gen_request {
+  std::string preset;
+  nlohmann::json params;  // preset values with --set overrides applied
+  std::uint64_t seed = 1;
+  std::filesystem::path output;
+};
+
+struct run_request {
+  std::filesystem::path input;
+  std::filesystem::path output;
+  std::string variant;  // empty: the app's default
+  bool verbose = false;
+};
+
+struct validate_request {
+  std::filesystem::path input;
+  std::filesystem::path result;
+};
+
+struct validate_report {
+  bool ok = false;
+  std::string summary;  // one line; details on following lines
+};
+
+struct bench_request {
+  std::vector<std::string> presets;  // empty: the app's bench_presets()
+  std::map<std::string, std::string> overrides;
+  std::uint64_t seed = 1;
+};
+
+class app {
+ public:
+  virtual ~app() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;
+  // First is the default of `soac gen`.
+  virtual std::vector<preset> presets() const = 0;
+  // Variants of `soac run --variant`; the first is the default.
+  virtual std::vector<std::string> variants() const = 0;
+  // Presets `soac bench` sweeps when none are named.
+  virtual std::vector<std::string> bench_presets() const = 0;
+
+  virtual void generate(const gen_request& request) const = 0;
+  // Runs on ctx and writes the result bundle; returns a short human summary.
+  virtual std::string run(context& ctx, const run_request& request) const = 0;
+  virtual validate_report validate(const validate_request& request) const = 0;
+  virtual void bench(context& ctx, const bench_request& request, bench::suite& suite) const = 0;
+
+  // The preset's parameters with `overrides` applied (unknown preset or key -> usage_error).
+  nlohmann::json resolve_params(std::string_view preset_name, const std::map<std::string, std::string>& overrides) const;
+  preset find_preset(std::string_view name) const;
+};
+
+void register_app(std::unique_ptr<app> a);
+// Throws usage_error naming the known apps.
+const app& find_app(std::string_view name);
+std::vector<const app*> all_apps();
+
+// "1e7", "2^20", "1000000", "0.25" -> a JSON number (integer when exact).
+nlohmann::json parse_number(std::string_view key, std::string_view text);
+
+// Reads an integer parameter, checking it lies in [lo, hi].
+std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi);
+double real_param(const nlohmann::json& params, const std::string& key, double lo, double hi);
+
+}  // namespace soac::apps
+
+#define SOAC_REGISTER_APP(type)                                      \
+  namespace {                                                        \
+  const bool soac_registered_app = (::soac::apps::register_app(std::make_unique<type>()), true); \
+  }

@@ -1,0 +1,98 @@
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "apps/app.hpp"
+#include "core/error.hpp"
+
+namespace soac::apps {
+
+namespace {
+std::vector<std::unique_ptr<app>>& registry() {
+  static std::vector<std::unique_ptr<app>> apps;  // function-local: safe across static init order
+  return apps;
+}
+}  // namespace
+
+void register_app(std::unique_ptr<app> a) { registry().push_back(std::move(a)); }
+
+std::vector<const app*> all_apps() {
+  std::vector<const app*> out;
+  for (auto& a : registry()) out.push_back(a.get());
+  std::sort(out.begin(), out.end(), [](auto* x, auto* y) { return x->name() < y->name(); });
+  return out;
+}
+
+const app& find_app(std::string_view name) {
+  for (auto* a : all_apps())
+    if (a->name() == name) return *a;
+  std::string known;
+  for (auto* a : all_apps()) known += (known.empty() ? "" : ", ") + a->name();
+  throw usage_error("unknown app '" + std::string(name) + "' (known: " + known + "; see `soac list`)");
+}
+
+preset app::find_preset(std::string_view name) const {
+  const auto all = presets();
+  for (auto& p : all)
+    if (p.name == name) return p;
+  std::string known;
+  for (auto& p : all) known += (known.empty() ? "" : ", ") + p.name;
+  throw usage_error(this->name() + ": unknown preset '" + std::string(name) + "' (known: " + known + ")");
+}
+
+nlohmann::json app::resolve_params(std::string_view preset_name, const std::map<std::string, std::string>& overrides) const {
+  nlohmann::json params = find_preset(preset_name.empty() ? presets().front().name : preset_name).params;
+  for (const auto& [key, value] : overrides) {
+    if (!params.contains(key)) {
+      std::string known;
+      for (auto& [k, v] : params.items()) known += (known.empty() ? "" : ", ") + k;
+      throw usage_error(name() + ": unknown parameter '" + key + "' (parameters: " + known + ")");
+    }
+    params[key] = params[key].is_string() ? nlohmann::json(value) : parse_number(key, value);
+  }
+  return params;
+}
+
+nlohmann::json parse_number(std::string_view key, std::string_view text) {
+  auto bad = [&] {
+    return usage_error("parameter " + std::string(key) + ": '" + std::string(text) +
+                       "' is not a number (examples: 1000, 1e7, 2^20, 0.25)");
+  };
+  if (auto caret = text.find('^'); caret != std::string_view::npos) {
+    long long base = 0, exp = 0;
+    auto b = std::from_chars(text.data(), text.data() + caret, base);
+    auto e = std::from_chars(text.data() + caret + 1, text.data() + text.size(), exp);
+    if (b.ec != std::errc{} || b.ptr != text.data() + caret || e.ec != std::errc{} ||
+        e.ptr != text.data() + text.size() || exp < 0 || exp > 62)
+      throw bad();
+    long double v = std::pow(static_cast<long double>(base), static_cast<long double>(exp));
+    if (v > 9.2e18L) throw bad();
+    return static_cast<std::int64_t>(v);
+  }
+  double v = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc{} || r.ptr != text.data() + text.size() || !std::isfinite(v)) throw bad();
+  if (v == std::floor(v) && std::fabs(v) < 9.2e18) return static_cast<std::int64_t>(v);
+  return v;
+}
+
+std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  if (!params.contains(key) || !params[key].is_number_integer())
+    throw usage_error("parameter " + key + " must be an integer");
+  const auto v = params[key].get<std::int64_t>();
+  if (v < lo || v > hi)
+    throw usage_error("parameter " + key + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "]");
+  return v;
+}
+
+double real_param(const nlohmann::json& params, const std::string& key, double lo, double hi) {
+  if (!params.contains(key) || !params[key].is_number()) throw usage_error("parameter " + key + " must be a number");
+  const auto v = params[key].get<double>();
+  if (!(v >= lo && v <= hi))
+    throw usage_error("parameter " + key + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "]");
+  return v;
+}
+
+}  // namespace soac::apps

@@ -1,0 +1,97 @@
+// The benchmark harness every `soac bench` uses. A suite is a list of cases (a point of the
+// paper's sweep: sizes, parameters, the bytes that must move); each case times several variants
+// (soac strategies and in-run baselines such as CUB/Thrust) with the same warm-up and repeat
+// count. Every figure is a ratio computed in the same run: time over the memory floor (bytes
+// that must move / device-to-device copy bandwidth measured at suite start) and time over each
+// baseline. Output: a readable table and JSON (device, driver, build commit, every figure).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/context.hpp"
+
+namespace soac::bench {
+
+struct settings {
+  int warmup = 5;         // untimed runs first (module load, caches, allocator)
+  int runs = 31;          // timed runs; median reported
+  bool progress = true;   // progress line on stderr
+};
+
+struct stats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+};
+
+// Median (mean of the middle two for even counts), min and max of samples in ms.
+stats summarize(std::vector<double> samples_ms);
+
+// Times body: CUDA events around each run on ctx.stream() (cuda) or the steady clock (host).
+stats time(const context& ctx, const settings& s, const std::function<void()>& body);
+
+// Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written, over a
+// buffer well beyond L2 (host: memcpy bandwidth of the same size).
+double measure_copy_bandwidth(context& ctx, const settings& s);
+
+// Device, driver, runtime and build as JSON (also used by `soac info`).
+nlohmann::json environment(const context& ctx);
+
+enum class role { soac, baseline };
+
+struct variant_result {
+  std::string name;
+  role kind = role::soac;
+  stats time;
+  std::string note;  // e.g. the plan a soac primitive chose
+};
+
+struct case_result {
+  std::string name;
+  nlohmann::json params;
+  double bytes = 0;  // bytes that must move through device memory
+  std::vector<variant_result> variants;
+};
+
+class suite {
+ public:
+  suite(context& ctx, std::string name, settings s);
+
+  // Announces how many cases follow (for the progress line).
+  void expect_cases(int count) { expected_cases_ = count; }
+  // Starts a case; variants timed after this belong to it.
+  void begin_case(std::string name, nlohmann::json params, double bytes_moved);
+  // Times one variant of the current case. `setup` (untimed) runs before every run, e.g. to
+  // restore an input that the body changes.
+  void measure(std::string variant, role kind, const std::function<void()>& body, std::string note = {},
+               const std::function<void()>& setup = {});
+
+  // Attaches a note (e.g. the plan a primitive chose) to the variant measured last.
+  void annotate(std::string note);
+
+  double copy_bandwidth() const { return copy_bandwidth_; }
+  double floor_ms(const case_result& c) const { return c.bytes / copy_bandwidth_ * 1e3; }
+  const std::vector<case_result>& cases() const { return cases_; }
+
+  void print(std::ostream& out) const;
+  nlohmann::json to_json() const;
+  void write_json(const std::filesystem::path& file) const;
+
+ private:
+  void progress(const std::string& what) const;
+  context& ctx_;
+  std::string name_;
+  settings settings_;
+  nlohmann::json environment_;
+  double copy_bandwidth_ = 0;
+  int expected_cases_ = 0;
+  std::vector<case_result> cases_;
+};
+
+}  // namespace soac::bench

@@ -1,0 +1,270 @@
+// soac: one executable, subcommands over the app registry. Every failure ends here as one line
+// on stderr and an exit code that names its class (core/error.hpp).
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "apps/app.hpp"
+#include "bench/harness.hpp"
+#include "core/build_info.hpp"
+#include "core/context.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+using namespace soac;
+
+constexpr const char* overview = R"(soac: generalized histograms, segmented reductions, scans and scatters on the GPU
+
+usage: soac <command> [options]     (soac <command> --help for each command's options)
+
+commands:
+  list       the apps, their dataset presets and run variants
+  info       the backend and device a run would use
+  gen        generate a dataset:     soac gen APP [--preset P] [--set KEY=VALUE] -o DIR
+  run        run an app:             soac run APP -i DATASET [-o RESULT] [--variant V]
+  validate   check a result:         soac validate APP -i DATASET -r RESULT
+  bench      benchmark with in-run baselines:
+                                     soac bench APP [--preset P] [--runs R] [--json FILE]
+
+every command takes --backend auto|cuda|host (auto: cuda when a GPU is present) and --device N.
+
+exit codes: 0 ok, 1 result does not validate, 2 usage error, 3 bad input file,
+            4 CUDA error, 5 out of memory, 6 internal error
+)";
+
+struct command_line {
+  cxxopts::Options options;
+  cxxopts::ParseResult result;
+};
+
+cxxopts::Options make_options(const std::string& command, const std::string& positional_help, const std::string& what) {
+  cxxopts::Options o("soac " + command, what);
+  o.positional_help(positional_help).show_positional_help();
+  o.add_options("common")
+      ("backend", "auto, cuda or host", cxxopts::value<std::string>()->default_value("auto"))
+      ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
+      ("h,help", "show this help");
+  return o;
+}
+
+void add_app_positional(cxxopts::Options& o) {
+  o.add_options()("app", "app name (see soac list)", cxxopts::value<std::string>());
+  o.parse_positional({"app"});
+}
+
+// Parses; prints help and exits 0 on --help; turns cxxopts errors into usage_error.
+cxxopts::ParseResult parse(cxxopts::Options& o, std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw usage_error(o.program() + ": " + e.what() + " (see " + o.program() + " --help)");
+  }
+  if (r.count("help")) {
+    std::cout << o.help() << std::endl;
+    std::exit(exit_code::ok);
+  }
+  if (!r.unmatched().empty()) throw usage_error(o.program() + ": unexpected argument '" + r.unmatched().front() + "'");
+  return r;
+}
+
+template <class T>
+T required(const cxxopts::ParseResult& r, const cxxopts::Options& o, const std::string& key) {
+  if (!r.count(key)) throw usage_error(o.program() + ": missing " + (key == "app" ? "APP" : "--" + key) + " (see " + o.program() + " --help)");
+  return r[key].as<T>();
+}
+
+std::map<std::string, std::string> overrides_of(const cxxopts::ParseResult& r) {
+  std::map<std::string, std::string> out;
+  if (!r.count("set")) return out;
+  for (const auto& kv : r["set"].as<std::vector<std::string>>()) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error("--set expects KEY=VALUE, got '" + kv + "'");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+context make_context(const cxxopts::ParseResult& r) {
+  return context(r["backend"].as<std::string>(), r["device"].as<int>());
+}
+
+int cmd_list(std::vector<std::string>& args) {
+  auto o = make_options("list", "", "List the apps with their presets and variants.");
+  parse(o, args);
+  for (const auto* a : apps::all_apps()) {
+    std::cout << a->name() << ": " << a->summary() << "\n  presets (first is the default):\n";
+    for (const auto& p : a->presets()) std::cout << "    " << p.name << ": " << p.description << "  " << p.params.dump() << "\n";
+    std::cout << "  variants:";
+    for (const auto& v : a->variants()) std::cout << " " << v;
+    std::cout << "\n  bench presets:";
+    for (const auto& v : a->bench_presets()) std::cout << " " << v;
+    std::cout << "\n";
+  }
+  return exit_code::ok;
+}
+
+int cmd_info(std::vector<std::string>& args) {
+  auto o = make_options("info", "", "Show the backend and device a command would use.");
+  const auto r = parse(o, args);
+  const int devices = cuda_device_count();
+  std::cout << "CUDA devices: " << devices << "\n";
+  context ctx = make_context(r);
+  std::cout << "backend " << ctx.describe() << "\n" << bench::environment(ctx).dump(2) << "\n";
+  return exit_code::ok;
+}
+
+int cmd_gen(std::vector<std::string>& args) {
+  auto o = make_options("gen", "APP -o DIR", "Generate a dataset (deterministic given --seed).");
+  add_app_positional(o);
+  o.add_options()
+      ("p,preset", "dataset preset (default: the app's first, see soac list)", cxxopts::value<std::string>())
+      ("set", "override a preset parameter, KEY=VALUE (repeatable)", cxxopts::value<std::vector<std::string>>())
+      ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("o,output", "output dataset directory", cxxopts::value<std::string>());
+  const auto r = parse(o, args);
+  const auto& a = apps::find_app(required<std::string>(r, o, "app"));
+  apps::gen_request req;
+  req.preset = r.count("preset") ? r["preset"].as<std::string>() : a.presets().front().name;
+  req.params = a.resolve_params(req.preset, overrides_of(r));
+  req.seed = r["seed"].as<std::uint64_t>();
+  req.output = required<std::string>(r, o, "output");
+  std::cerr << "soac gen " << a.name() << ": preset " << req.preset << " " << req.params.dump() << " seed " << req.seed
+            << " -> " << req.output.string() << "\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  a.generate(req);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "dataset written to " << req.output.string() << " (" << s << " s)\n";
+  return exit_code::ok;
+}
+
+int cmd_run(std::vector<std::string>& args) {
+  auto o = make_options("run", "APP -i DATASET [-o RESULT]", "Run an app on a dataset and write its result.");
+  add_app_positional(o);
+  o.add_options()
+      ("i,input", "dataset directory (from soac gen)", cxxopts::value<std::string>())
+      ("o,output", "result directory (default: DATASET.result)", cxxopts::value<std::string>())
+      ("variant", "algorithm variant (default: the app's first, see soac list)", cxxopts::value<std::string>())
+      ("v,verbose", "print what the primitives chose");
+  const auto r = parse(o, args);
+  const auto& a = apps::find_app(required<std::string>(r, o, "app"));
+  apps::run_request req;
+  req.input = required<std::string>(r, o, "input");
+  req.output = r.count("output") ? std::filesystem::path(r["output"].as<std::string>())
+                                 : std::filesystem::path(req.input.string() + ".result");
+  if (r.count("variant")) {
+    req.variant = r["variant"].as<std::string>();
+    const auto vs = a.variants();
+    if (std::find(vs.begin(), vs.end(), req.variant) == vs.end()) {
+      std::string known;
+      for (auto& v : vs) known += (known.empty() ? "" : ", ") + v;
+      throw usage_error(a.name() + ": unknown variant '" + req.variant + "' (known: " + known + ")");
+    }
+  }
+  req.verbose = r.count("verbose") > 0;
+  context ctx = make_context(r);
+  std::cout << a.run(ctx, req) << "\nresult written to " << req.output.string() << "\n";
+  return exit_code::ok;
+}
+
+int cmd_validate(std::vector<std::string>& args) {
+  auto o = make_options("validate", "APP -i DATASET -r RESULT", "Check a result against the sequential reference.");
+  add_app_positional(o);
+  o.add_options()
+      ("i,input", "dataset directory", cxxopts::value<std::string>())
+      ("r,result", "result directory (from soac run)", cxxopts::value<std::string>());
+  const auto r = parse(o, args);
+  const auto& a = apps::find_app(required<std::string>(r, o, "app"));
+  apps::validate_request req{required<std::string>(r, o, "input"), required<std::string>(r, o, "result")};
+  const auto rep = a.validate(req);
+  std::cout << a.name() << ": " << (rep.ok ? "VALID: " : "INVALID: ") << rep.summary << "\n";
+  return rep.ok ? exit_code::ok : exit_code::invalid_result;
+}
+
+int cmd_bench(std::vector<std::string>& args) {
+  auto o = make_options("bench", "APP", "Benchmark an app's variants against in-run baselines and the memory floor.");
+  add_app_positional(o);
+  o.add_options()
+      ("p,preset", "preset to measure (repeatable; default: the app's bench presets)", cxxopts::value<std::vector<std::string>>())
+      ("set", "override a preset parameter, KEY=VALUE (repeatable)", cxxopts::value<std::vector<std::string>>())
+      ("seed", "random seed of the generated inputs", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("runs", "timed runs per variant (median reported)", cxxopts::value<int>()->default_value("31"))
+      ("warmup", "untimed runs before timing", cxxopts::value<int>()->default_value("5"))
+      ("json", "also write every figure as JSON to FILE", cxxopts::value<std::string>())
+      ("no-progress", "no progress lines on stderr");
+  const auto r = parse(o, args);
+  const auto& a = apps::find_app(required<std::string>(r, o, "app"));
+  apps::bench_request req;
+  if (r.count("preset")) req.presets = r["preset"].as<std::vector<std::string>>();
+  for (const auto& p : req.presets) a.find_preset(p);  // fail before any measuring
+  req.overrides = overrides_of(r);
+  req.seed = r["seed"].as<std::uint64_t>();
+  bench::settings s;
+  s.runs = r["runs"].as<int>();
+  s.warmup = r["warmup"].as<int>();
+  s.progress = r.count("no-progress") == 0;
+  context ctx = make_context(r);
+  bench::suite suite(ctx, a.name(), s);
+  a.bench(ctx, req, suite);
+  suite.print(std::cout);
+  if (r.count("json")) {
+    suite.write_json(r["json"].as<std::string>());
+    std::cout << "\nJSON written to " << r["json"].as<std::string>() << "\n";
+  }
+  return exit_code::ok;
+}
+
+int dispatch(std::vector<std::string> args) {
+  if (args.size() < 2 || args[1] == "-h" || args[1] == "--help" || args[1] == "help") {
+    std::cout << overview;
+    return args.size() < 2 ? exit_code::usage : exit_code::ok;
+  }
+  if (args[1] == "--version") {
+    const auto& b = this_build();
+    std::cout << "soac " << b.version << " (" << b.commit << (b.dirty ? ", modified" : "") << ", " << b.build_type
+              << ", sm_" << b.cuda_architectures << ")\n";
+    return exit_code::ok;
+  }
+  const std::string command = args[1];
+  // cxxopts sees "soac <command>" as the program name.
+  std::vector<std::string> rest = {"soac " + command};
+  rest.insert(rest.end(), args.begin() + 2, args.end());
+  if (command == "list") return cmd_list(rest);
+  if (command == "info") return cmd_info(rest);
+  if (command == "gen") return cmd_gen(rest);
+  if (command == "run") return cmd_run(rest);
+  if (command == "validate") return cmd_validate(rest);
+  if (command == "bench") return cmd_bench(rest);
+  throw usage_error("unknown command '" + command + "' (commands: list, info, gen, run, validate, bench; see soac --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return dispatch(std::vector<std::string>(argv, argv + argc));
+  } catch (const usage_error& e) {
+    std::cerr << "soac: error: " << e.what() << "\n";
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    std::cerr << "soac: error: " << e.what() << "\n";
+    return exit_code::input;
+  } catch (const cuda_error& e) {
+    std::cerr << "soac: error: " << e.what() << "\n";
+    return exit_code::cuda;
+  } catch (const resource_error& e) {
+    std::cerr << "soac: error: " << e.what() << "\n";
+    return exit_code::resource;
+  } catch (const std::exception& e) {
+    std::cerr << "soac: internal error: " << e.what() << "\n";
+    return exit_code::internal;
+  }
+}

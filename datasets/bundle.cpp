@@ -1,0 +1,250 @@
+#include "datasets/bundle.hpp"
+
+#include <fstream>
+#include <system_error>
+
+namespace soac::datasets {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* manifest_name = "manifest.json";
+constexpr const char* format_name = "soac-bundle";
+
+[[noreturn]] void fail(const fs::path& path, const std::string& what) {
+  throw input_error(path.string() + ": " + what);
+}
+
+// A manifest may only name files directly inside the bundle, so a bad manifest can never make
+// the writer delete, or the reader open, anything elsewhere.
+bool is_plain_file_name(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+         s.find('\\') == std::string::npos && s.find('\0') == std::string::npos;
+}
+
+bool is_valid_array_name(const std::string& s) {
+  if (s.empty() || s[0] == '.' || s == "manifest") return false;
+  for (const char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+json read_manifest(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(file, "cannot open for reading");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    fail(file, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+}  // namespace
+
+// --- bundle_writer --------------------------------------------------------------------------------
+
+bundle_writer::bundle_writer(fs::path dir, std::string kind, std::string app)
+    : dir_(std::move(dir)), kind_(std::move(kind)), app_(std::move(app)) {
+  std::error_code ec;
+  if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
+    fail(dir_, "exists and is not a directory; cannot write a bundle there");
+  fs::create_directories(dir_, ec);
+  if (ec) fail(dir_, "cannot create directory: " + ec.message());
+
+  // Clear out a previous bundle, touching only files its manifest claims.
+  const fs::path manifest = dir_ / manifest_name;
+  if (!fs::exists(manifest, ec)) return;
+  json old;
+  try {
+    old = read_manifest(manifest);
+  } catch (const input_error&) {
+    old = nullptr;
+  }
+  if (!old.is_object() || old.value("format", json()) != format_name)
+    fail(dir_, "holds a manifest.json that is not a soac bundle's; refusing to overwrite it");
+  if (!fs::remove(manifest, ec) && ec) fail(manifest, "cannot remove: " + ec.message());
+  if (const auto it = old.find("arrays"); it != old.end() && it->is_object()) {
+    for (const auto& [name, entry] : it->items()) {
+      if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
+      const std::string file = entry["file"].get<std::string>();
+      if (!is_plain_file_name(file) || file == manifest_name) continue;
+      if (!fs::remove(dir_ / file, ec) && ec) fail(dir_ / file, "cannot remove: " + ec.message());
+    }
+  }
+}
+
+void bundle_writer::add(const std::string& name, dtype type, std::span<const std::int64_t> shape,
+                        const void* data) {
+  if (finished_) throw usage_error(dir_.string() + ": add('" + name + "') after finish()");
+  if (!is_valid_array_name(name))
+    throw usage_error(dir_.string() + ": invalid array name '" + name +
+                      "' (use letters, digits, '_', '-', '.'; no leading '.')");
+  if (arrays_.contains(name)) throw usage_error(dir_.string() + ": array '" + name + "' added twice");
+  const std::string file = name + ".npy";
+  write_npy(dir_ / file, type, shape, data);
+  arrays_[name] = {{"file", file},
+                   {"dtype", std::string(dtype_name(type))},
+                   {"shape", std::vector<std::int64_t>(shape.begin(), shape.end())}};
+}
+
+void bundle_writer::finish() {
+  if (finished_) throw usage_error(dir_.string() + ": finish() called twice");
+  const json manifest = {{"format", format_name}, {"version", bundle_format_version},
+                         {"kind", kind_},         {"app", app_},
+                         {"params", params_},     {"info", info_},
+                         {"arrays", arrays_}};
+  // Write then rename, so a crash never leaves a half-written manifest behind.
+  const fs::path final_path = dir_ / manifest_name;
+  const fs::path tmp = dir_ / "manifest.json.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(tmp, "cannot open for writing");
+    out << manifest.dump(2) << '\n';
+    out.flush();
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      fail(tmp, "write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, final_path, ec);
+  if (ec) fail(final_path, "cannot rename " + tmp.filename().string() + " into place: " + ec.message());
+  finished_ = true;
+}
+
+// --- bundle ---------------------------------------------------------------------------------------
+
+bundle bundle::open(const fs::path& dir, std::string_view expected_kind, std::string_view expected_app) {
+  std::error_code ec;
+  const auto st = fs::status(dir, ec);
+  if (!fs::exists(st)) fail(dir, "no such directory (expected a soac bundle)");
+  if (!fs::is_directory(st)) {
+    std::string hint;
+    if (dir.extension() == ".npy") hint = "; pass the bundle directory that holds it";
+    fail(dir, "is a file, not a bundle directory" + hint);
+  }
+  const fs::path manifest_path = dir / manifest_name;
+  if (!fs::exists(manifest_path, ec))
+    throw input_error(dir.string() +
+                      " is not a soac bundle (no manifest.json); create one with `soac gen`");
+
+  const json m = read_manifest(manifest_path);
+  const auto bad = [&](const std::string& why) { fail(manifest_path, why); };
+  if (!m.is_object()) bad("not a JSON object");
+  const auto string_field = [&](const char* key) -> std::string {
+    const auto it = m.find(key);
+    if (it == m.end() || !it->is_string()) bad(std::string("missing or non-string \"") + key + "\"");
+    return it->get<std::string>();
+  };
+  if (string_field("format") != format_name)
+    bad("\"format\" is not \"" + std::string(format_name) + "\"; not a soac bundle manifest");
+  const auto vit = m.find("version");
+  if (vit == m.end() || !vit->is_number_integer()) bad("missing or non-integer \"version\"");
+  const auto version = vit->get<std::int64_t>();
+  if (version > bundle_format_version)
+    bad("bundle format version " + std::to_string(version) + " is newer than this soac supports (" +
+        std::to_string(bundle_format_version) + "); upgrade soac or regenerate the bundle");
+  if (version < 1) bad("invalid bundle format version " + std::to_string(version));
+
+  bundle b;
+  b.dir_ = dir;
+  b.kind_ = string_field("kind");
+  b.app_ = string_field("app");
+  b.params_ = m.value("params", json::object());
+  b.info_ = m.value("info", json::object());
+
+  if (!expected_kind.empty() && b.kind_ != expected_kind)
+    throw input_error(dir.string() + " is a " + b.kind_ + " for app '" + b.app_ + "', not a " +
+                      std::string(expected_kind));
+  if (!expected_app.empty() && b.app_ != expected_app)
+    throw input_error(dir.string() + " is a " + b.kind_ + " for app '" + b.app_ + "', not '" +
+                      std::string(expected_app) + "'");
+
+  const auto ait = m.find("arrays");
+  if (ait == m.end() || !ait->is_object()) bad("missing or non-object \"arrays\"");
+  for (const auto& [name, e] : ait->items()) {
+    const std::string where = "array '" + name + "': ";
+    if (!e.is_object()) bad(where + "entry is not an object");
+    entry ent;
+    const auto f = e.find("file");
+    if (f == e.end() || !f->is_string() || !is_plain_file_name(f->get<std::string>()))
+      bad(where + "\"file\" must be a file name inside the bundle directory");
+    ent.file = f->get<std::string>();
+    const auto d = e.find("dtype");
+    if (d == e.end() || !d->is_string()) bad(where + "missing or non-string \"dtype\"");
+    try {
+      ent.type = parse_dtype_name(d->get<std::string>());
+    } catch (const usage_error& err) {
+      bad(where + err.what());
+    }
+    const auto s = e.find("shape");
+    if (s == e.end() || !s->is_array()) bad(where + "missing or non-list \"shape\"");
+    for (const auto& dim : *s) {
+      if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0)
+        bad(where + "\"shape\" must hold non-negative integers");
+      ent.shape.push_back(dim.get<std::int64_t>());
+    }
+    b.arrays_.emplace(name, std::move(ent));
+  }
+  return b;
+}
+
+std::vector<std::string> bundle::array_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, e] : arrays_) out.push_back(name);
+  return out;
+}
+
+const bundle::entry& bundle::find(const std::string& name) const {
+  const auto it = arrays_.find(name);
+  if (it != arrays_.end()) return it->second;
+  std::string have;
+  for (const auto& [n, e] : arrays_) have += (have.empty() ? "" : ", ") + n;
+  throw input_error(dir_.string() + ": bundle has no array '" + name + "' (it has: " +
+                    (have.empty() ? "none" : have) + ")");
+}
+
+fs::path bundle::path_of(const std::string& name) const { return dir_ / find(name).file; }
+
+npy_header bundle::header(const std::string& name) const {
+  const entry& e = find(name);
+  const fs::path path = dir_ / e.file;
+  npy_header h = read_npy_header(path);
+  if (h.type != e.type)
+    fail(path, "manifest and file disagree on dtype: manifest says " + std::string(dtype_name(e.type)) +
+                   ", the file has " + std::string(dtype_name(h.type)));
+  if (h.shape != e.shape) {
+    const bool lengths = h.shape.size() == e.shape.size() && !h.shape.empty();
+    fail(path, std::string("manifest and file disagree on ") + (lengths ? "length" : "shape") +
+                   ": manifest says " + shape_string(e.shape) + ", the file has " +
+                   shape_string(h.shape));
+  }
+  return h;
+}
+
+void bundle::read_into(const std::string& name, void* dst) const {
+  const npy_header h = header(name);
+  read_npy_data(path_of(name), h, dst);
+}
+
+void require_same_length(const bundle& b, std::initializer_list<std::string> names) {
+  std::vector<std::pair<std::string, std::int64_t>> lengths;
+  for (const auto& name : names) {
+    const npy_header h = b.header(name);
+    if (h.shape.empty())
+      fail(b.path_of(name), "array '" + name + "' is a scalar (0-d) and has no length");
+    lengths.emplace_back(name, h.shape[0]);
+  }
+  for (const auto& [name, len] : lengths) {
+    if (len == lengths.front().second) continue;
+    std::string list;
+    for (const auto& [n, l] : lengths) list += (list.empty() ? "" : ", ") + n + " has " + std::to_string(l);
+    fail(b.dir(), "arrays must have the same length, but " + list);
+  }
+}
+
+}  // namespace soac::datasets

@@ -1,0 +1,111 @@
+// A bundle is how soac stores a dataset (`soac gen`) or a result (`soac run`): a directory with
+// one .npy file per named array plus a manifest.json describing them, e.g.
+//   {"format": "soac-bundle", "version": 1, "kind": "dataset", "app": "scatter",
+//    "params": {...}, "info": {...},
+//    "arrays": {"dest": {"file": "dest.npy", "dtype": "int32", "shape": [10000000]}}}
+// The manifest is written last, so a directory without one is never mistaken for a bundle.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "core/error.hpp"
+#include "datasets/npy.hpp"
+
+namespace soac::datasets {
+
+inline constexpr int bundle_format_version = 1;
+
+class bundle_writer {
+ public:
+  // Creates `dir` (and parents). If it already holds a bundle, removes only the files that
+  // bundle's manifest listed plus manifest.json; other files are left alone.
+  bundle_writer(std::filesystem::path dir, std::string kind, std::string app);
+
+  nlohmann::json& params() { return params_; }  // free-form, stored in the manifest
+  nlohmann::json& info() { return info_; }
+
+  // Writes <dir>/<name>.npy. Names are restricted to [A-Za-z0-9_.-] (no leading '.').
+  void add(const std::string& name, dtype type, std::span<const std::int64_t> shape,
+           const void* data);
+  template <class T>
+  void add(const std::string& name, std::span<const T> data) {
+    const std::int64_t shape[1] = {static_cast<std::int64_t>(data.size())};
+    add(name, dtype_of<T>(), shape, data.data());
+  }
+
+  // Writes manifest.json (via a temporary file and rename). No add() after this.
+  void finish();
+
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string kind_, app_;
+  nlohmann::json params_ = nlohmann::json::object();
+  nlohmann::json info_ = nlohmann::json::object();
+  nlohmann::json arrays_ = nlohmann::json::object();
+  bool finished_ = false;
+};
+
+class bundle {
+ public:
+  // Opens and checks a bundle directory. Empty expected_kind / expected_app accept any.
+  static bundle open(const std::filesystem::path& dir, std::string_view expected_kind = {},
+                     std::string_view expected_app = {});
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const std::string& kind() const { return kind_; }
+  const std::string& app() const { return app_; }
+  const nlohmann::json& params() const { return params_; }
+  const nlohmann::json& info() const { return info_; }
+
+  bool has(const std::string& name) const { return arrays_.count(name) != 0; }
+  std::vector<std::string> array_names() const;  // sorted
+
+  // The array's .npy header, checked against what the manifest says (dtype and shape).
+  npy_header header(const std::string& name) const;
+  // Reads a whole array; its dtype must be T.
+  template <class T>
+  std::vector<T> read(const std::string& name) const {
+    const npy_header h = header(name);
+    if (h.type != dtype_of<T>()) detail::throw_dtype_mismatch(path_of(name), h.type, dtype_of<T>());
+    if constexpr (std::is_same_v<T, bool>) {
+      return detail::read_bool_data(path_of(name), h);
+    } else {
+      std::vector<T> out(static_cast<std::size_t>(h.element_count()));
+      read_npy_data(path_of(name), h, out.data());
+      return out;
+    }
+  }
+  // Reads into caller memory of exactly header(name).data_bytes() bytes.
+  void read_into(const std::string& name, void* dst) const;
+  std::filesystem::path path_of(const std::string& name) const;
+
+ private:
+  struct entry {
+    std::string file;
+    dtype type{};
+    std::vector<std::int64_t> shape;
+  };
+  bundle() = default;
+  const entry& find(const std::string& name) const;
+
+  std::filesystem::path dir_;
+  std::string kind_, app_;
+  nlohmann::json params_, info_;
+  std::map<std::string, entry> arrays_;
+};
+
+// Throws input_error unless the named arrays all have the same length (first dimension).
+void require_same_length(const bundle& b, std::initializer_list<std::string> names);
+
+}  // namespace soac::datasets

@@ -1,0 +1,40 @@
+// Parameterises a test over both backends. The cuda instance skips itself when no device is
+// present; CTest runs instances named ".../cuda" under the label `gpu`, the rest under `host`.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/context.hpp"
+
+namespace soac {
+// Lets GoogleTest print a backend parameter by name.
+inline void PrintTo(backend b, std::ostream* os) { *os << to_string(b); }
+}  // namespace soac
+
+namespace soac::testing {
+
+class backend_test : public ::testing::TestWithParam<backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == backend::cuda && cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    ctx_ = std::make_unique<context>(GetParam());
+  }
+  context& ctx() { return *ctx_; }
+
+ private:
+  std::unique_ptr<context> ctx_;
+};
+
+inline std::string backend_name(const ::testing::TestParamInfo<backend>& info) {
+  return std::string(to_string(info.param));
+}
+
+}  // namespace soac::testing
+
+#define SOAC_INSTANTIATE_BACKENDS(suite) \
+  INSTANTIATE_TEST_SUITE_P(Backends, suite, ::testing::Values(::soac::backend::host, ::soac::backend::cuda), \
+                           ::soac::testing::backend_name)

@@ -1,0 +1,65 @@
+// The benchmark harness: statistics, ratios, table and JSON (on the host backend, so CI runs it).
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "bench/harness.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+using namespace soac;
+
+TEST(BenchStats, MedianMinMax) {
+  auto s = bench::summarize({5, 1, 3});
+  EXPECT_DOUBLE_EQ(s.median_ms, 3);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1);
+  EXPECT_DOUBLE_EQ(s.max_ms, 5);
+  EXPECT_EQ(s.runs, 3);
+  EXPECT_DOUBLE_EQ(bench::summarize({4, 1, 2, 3}).median_ms, 2.5);
+  EXPECT_EQ(bench::summarize({}).runs, 0);
+}
+
+TEST(BenchSuite, RatiosAgainstBaselineAndFloorInOneRun) {
+  context ctx(backend::host);
+  bench::settings s;
+  s.warmup = 1;
+  s.runs = 3;
+  s.progress = false;
+  bench::suite suite(ctx, "demo", s);
+  EXPECT_GT(suite.copy_bandwidth(), 1e8);  // any machine copies faster than 100 MB/s
+  suite.begin_case("case-a", {{"n", 1}}, 1e6);
+  auto sleep_ms = [](int ms) { return [ms] { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }; };
+  suite.measure("slow baseline", bench::role::baseline, sleep_ms(8));
+  suite.measure("fast", bench::role::soac, sleep_ms(2));
+  suite.annotate("chose something");
+  const auto j = suite.to_json();
+  EXPECT_EQ(j["suite"], "demo");
+  EXPECT_TRUE(j["environment"]["build"].contains("commit"));
+  const auto& v = j["cases"][0]["variants"];
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0]["role"], "baseline");
+  EXPECT_DOUBLE_EQ(v[0]["x_baseline"]["slow baseline"].get<double>(), 1.0);
+  const double fast_ratio = v[1]["x_baseline"]["slow baseline"].get<double>();
+  EXPECT_GT(fast_ratio, 0.1);
+  EXPECT_LT(fast_ratio, 0.7);  // 2 ms against 8 ms, with generous room for a loaded machine
+  EXPECT_GT(v[1]["x_floor"].get<double>(), 0);
+  EXPECT_EQ(v[1]["note"], "chose something");
+  std::ostringstream table;
+  suite.print(table);
+  EXPECT_NE(table.str().find("x slow baseline"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("x floor"), std::string::npos);
+}
+
+TEST(BenchSuite, RejectsBadSettings) {
+  context ctx(backend::host);
+  bench::settings s;
+  s.runs = 0;
+  EXPECT_THROW(bench::suite(ctx, "x", s), usage_error);
+  s.runs = 1;
+  bench::suite ok(ctx, "x", bench::settings{0, 1, false});
+  EXPECT_THROW(ok.measure("v", bench::role::soac, [] {}), usage_error);  // no case begun
+}
+
+}  // namespace

@@ -1,0 +1,189 @@
+// The soac executable end to end: gen -> run -> validate, and its error paths with exit codes.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/context.hpp"
+#include "core/error.hpp"
+#include "datasets/npy.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace soac;
+
+struct outcome {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+outcome soac_cli(const std::string& args) {
+  const std::string cmd = std::string(SOAC_EXE) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), int(buf.size()), pipe)) out += buf.data();
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("soac_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // A tiny scatter dataset at path(name).
+  void gen(const std::string& name, const std::string& extra = "") {
+    const auto r = soac_cli("gen scatter --preset tiny -o " + path(name) + " " + extra);
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  fs::path dir_;
+};
+
+#define EXPECT_OUTCOME(r, exit, text)                                           \
+  do {                                                                          \
+    EXPECT_EQ((r).code, exit) << (r).output;                                    \
+    EXPECT_NE((r).output.find(text), std::string::npos) << (r).output;          \
+  } while (0)
+
+TEST_F(Cli, HelpForEveryCommand) {
+  EXPECT_OUTCOME(soac_cli("--help"), 0, "usage: soac <command>");
+  for (const char* c : {"list", "info", "gen", "run", "validate", "bench"})
+    EXPECT_OUTCOME(soac_cli(std::string(c) + " --help"), 0, "--backend");
+  EXPECT_OUTCOME(soac_cli(""), exit_code::usage, "usage: soac <command>");
+  EXPECT_OUTCOME(soac_cli("--version"), 0, "soac ");
+}
+
+TEST_F(Cli, ListShowsScatterWithPresetsAndVariants) {
+  const auto r = soac_cli("list");
+  EXPECT_OUTCOME(r, 0, "scatter:");
+  EXPECT_NE(r.output.find("fig15b"), std::string::npos);
+  EXPECT_NE(r.output.find("thrust"), std::string::npos);
+}
+
+TEST_F(Cli, GenRunValidateOnTheHostBackend) {
+  gen("data");
+  const auto run = soac_cli("run scatter --backend host -i " + path("data") + " -o " + path("out"));
+  EXPECT_OUTCOME(run, 0, "out of range, ignored");
+  EXPECT_OUTCOME(soac_cli("validate scatter -i " + path("data") + " -r " + path("out")), 0, "VALID");
+  for (const char* v : {"plain", "chunked", "blocked"}) {
+    EXPECT_OUTCOME(soac_cli("run scatter --backend host --variant " + std::string(v) + " -i " + path("data") + " -o " +
+                            path(v)), 0, v);
+    EXPECT_OUTCOME(soac_cli("validate scatter -i " + path("data") + " -r " + path(v)), 0, "VALID");
+  }
+}
+
+TEST_F(Cli, ValidateCatchesAWrongResult) {
+  gen("data");
+  ASSERT_EQ(soac_cli("run scatter --backend host -i " + path("data") + " -o " + path("out")).code, 0);
+  auto dest = datasets::read_npy<std::int32_t>(path("out") + "/dest.npy");
+  dest[17] ^= 0x5a5a;
+  datasets::write_npy<std::int32_t>(path("out") + "/dest.npy", dest);
+  EXPECT_OUTCOME(soac_cli("validate scatter -i " + path("data") + " -r " + path("out")), exit_code::invalid_result,
+                 "element 17");
+}
+
+TEST_F(Cli, GeneratorIsDeterministicGivenTheSeed) {
+  gen("a", "--seed 5");
+  gen("b", "--seed 5");
+  gen("c", "--seed 6");
+  auto bytes = [&](const std::string& d) {
+    std::ifstream in(path(d) + "/indexes.npy", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes("a"), bytes("b"));
+  EXPECT_NE(bytes("a"), bytes("c"));
+}
+
+TEST_F(Cli, UnknownAppCommandBackendVariantAndParameter) {
+  EXPECT_OUTCOME(soac_cli("run nosuchapp -i x"), exit_code::usage, "unknown app 'nosuchapp'");
+  EXPECT_OUTCOME(soac_cli("frobnicate"), exit_code::usage, "unknown command");
+  EXPECT_OUTCOME(soac_cli("info --backend gpu"), exit_code::usage, "unknown backend 'gpu'");
+  EXPECT_OUTCOME(soac_cli("gen scatter --set q=3 -o " + path("x")), exit_code::usage, "unknown parameter 'q'");
+  EXPECT_OUTCOME(soac_cli("gen scatter --set n=lots -o " + path("x")), exit_code::usage, "not a number");
+  EXPECT_OUTCOME(soac_cli("gen scatter --set k=2000 --preset tiny -o " + path("x")), exit_code::usage, "outside");
+  EXPECT_OUTCOME(soac_cli("gen scatter --preset huge -o " + path("x")), exit_code::usage, "unknown preset");
+  EXPECT_OUTCOME(soac_cli("gen scatter"), exit_code::usage, "missing --output");
+  EXPECT_OUTCOME(soac_cli("run scatter --bogus"), exit_code::usage, "bogus");
+  gen("data");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host --variant fastest -i " + path("data")), exit_code::usage,
+                 "unknown variant");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host --variant thrust -i " + path("data")), exit_code::usage,
+                 "out of range");
+}
+
+TEST_F(Cli, MissingDataset) {
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("nowhere")), exit_code::input, path("nowhere"));
+}
+
+TEST_F(Cli, TruncatedFile) {
+  gen("data");
+  const auto f = path("data") + "/values.npy";
+  fs::resize_file(f, fs::file_size(f) - 5);
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "truncated");
+}
+
+TEST_F(Cli, WrongMagic) {
+  gen("data");
+  std::fstream f(path("data") + "/dest.npy", std::ios::in | std::ios::out | std::ios::binary);
+  f.write("GIF89", 5);
+  f.close();
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "magic");
+}
+
+TEST_F(Cli, WrongDtype) {
+  gen("data");
+  // values.npy rewritten as float32, manifest updated to match: the app must refuse the dtype.
+  const auto values = datasets::read_npy<std::int32_t>(path("data") + "/values.npy");
+  std::vector<float> as_float(values.begin(), values.end());
+  datasets::write_npy<float>(path("data") + "/values.npy", as_float);
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "float32");
+  nlohmann::json manifest;
+  std::ifstream(path("data") + "/manifest.json") >> manifest;
+  manifest["arrays"]["values"]["dtype"] = "float32";
+  std::ofstream(path("data") + "/manifest.json") << manifest.dump();
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "float32");
+}
+
+TEST_F(Cli, LengthsThatDisagree) {
+  gen("data");
+  const auto values = datasets::read_npy<std::int32_t>(path("data") + "/values.npy");
+  datasets::write_npy<std::int32_t>(path("data") + "/values.npy",
+                                    std::span<const std::int32_t>(values.data(), values.size() - 1));
+  nlohmann::json manifest;
+  std::ifstream(path("data") + "/manifest.json") >> manifest;
+  manifest["arrays"]["values"]["shape"] = {values.size() - 1};
+  std::ofstream(path("data") + "/manifest.json") << manifest.dump();
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "length");
+}
+
+TEST_F(Cli, CudaBackendWithoutAGpu) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  gen("data");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend cuda -i " + path("data")), exit_code::usage, "needs a CUDA device");
+}
+
+TEST_F(Cli, BenchOnTheHostWritesTableAndJson) {
+  const auto r = soac_cli("bench scatter --backend host --preset tiny --runs 3 --warmup 1 --no-progress --json " +
+                          path("bench.json"));
+  EXPECT_OUTCOME(r, 0, "x floor");
+  nlohmann::json j;
+  std::ifstream(path("bench.json")) >> j;
+  EXPECT_EQ(j["suite"], "scatter");
+  ASSERT_EQ(j["cases"].size(), 1u);
+  EXPECT_GE(j["cases"][0]["variants"].size(), 5u);
+}
+
+}  // namespace
