@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: build, generate the default dataset, run it (on the GPU when there is one,
 # else on the host backend), and validate the result against the sequential reference.
+# Arguments go to CMake (scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
+scripts/build.sh "$@"
 soac=build/cli/soac
 app="${SOAC_APP:-scatter}"
 mkdir -p data

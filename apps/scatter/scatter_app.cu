@@ -126,8 +126,8 @@ class scatter_app final : public app {
     buffer<value_t> val(ctx, std::span<const value_t>(val_h));
     std::string plan;
     const auto k = static_cast<std::int64_t>(idx_h.size());
-    // One run, timed with the harness's clock (events on cuda); scatter is idempotent here.
-    const bench::stats t = bench::time(ctx, bench::settings{0, 1, false},
+    // Timed with the harness clock (events on cuda) after one warm-up; scatter is idempotent here.
+    const bench::stats t = bench::time(ctx, bench::settings{1, 1, false},
                                        [&] { plan = launch<I>(ctx, variant, chunk, k, idx.data(), val.data(), dest); });
     dest.copy_to(dest_h);
 
