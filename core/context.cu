@@ -146,14 +146,18 @@ static resource_error device_full(const device_properties& props, std::size_t by
                         bytes_text(free_bytes) + " free of " + bytes_text(total) + ")");
 }
 
+// Out of memory is a resource_error naming the size and what is free; other failures cuda_error.
+static void check_allocation(cudaError_t rc, const device_properties& props, std::size_t bytes) {
+  if (rc == cudaErrorMemoryAllocation) throw device_full(props, bytes);
+  SOAC_CUDA_CHECK(rc);
+}
+
 void* context::allocate_temp(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   if (!is_cuda()) return host_allocate(bytes);
   activate();
   void* p = nullptr;
-  const cudaError_t rc = cache_->alloc.DeviceAllocate(props_.ordinal, &p, bytes, stream_);
-  if (rc == cudaErrorMemoryAllocation) throw device_full(props_, bytes);
-  SOAC_CUDA_CHECK(rc);
+  check_allocation(cache_->alloc.DeviceAllocate(props_.ordinal, &p, bytes, stream_), props_, bytes);
   return p;
 }
 
@@ -168,9 +172,7 @@ void* context::allocate(std::size_t bytes) {
   if (!is_cuda()) return host_allocate(bytes);
   activate();
   void* p = nullptr;
-  const cudaError_t rc = cudaMalloc(&p, bytes);
-  if (rc == cudaErrorMemoryAllocation) throw device_full(props_, bytes);
-  SOAC_CUDA_CHECK(rc);
+  check_allocation(cudaMalloc(&p, bytes), props_, bytes);
   return p;
 }
 
@@ -181,24 +183,23 @@ void context::free(void* p) noexcept {
   cudaFree(p);
 }
 
-void context::copy_to_backend(void* dst, const void* host_src, std::size_t bytes) const {
-  if (!is_cuda()) {
-    std::memcpy(dst, host_src, bytes);
+// Both directions: memcpy on host, a checked copy on the context's stream on cuda.
+static void copy_between(const context& ctx, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  if (!ctx.is_cuda()) {
+    std::memcpy(dst, src, bytes);
     return;
   }
-  activate();
-  SOAC_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
-  SOAC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ctx.activate();
+  SOAC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, ctx.stream()));
+  SOAC_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+}
+
+void context::copy_to_backend(void* dst, const void* host_src, std::size_t bytes) const {
+  copy_between(*this, dst, host_src, bytes, cudaMemcpyHostToDevice);
 }
 
 void context::copy_to_host(void* host_dst, const void* src, std::size_t bytes) const {
-  if (!is_cuda()) {
-    std::memcpy(host_dst, src, bytes);
-    return;
-  }
-  activate();
-  SOAC_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  SOAC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_between(*this, host_dst, src, bytes, cudaMemcpyDeviceToHost);
 }
 
 }  // namespace soac

@@ -10,14 +10,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
-
-#ifndef SOAC_HD
-#if defined(__CUDACC__)
-#define SOAC_HD __host__ __device__
-#else
-#define SOAC_HD
-#endif
-#endif
+#include "core/hd.hpp"
 
 // `#pragma omp parallel for schedule(static)` when OpenMP is on; nothing otherwise, so builds
 // without -fopenmp get no unknown-pragma warnings.
