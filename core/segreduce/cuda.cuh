@@ -1,0 +1,382 @@
+// CUDA kernels of segreduce (FHPC17 section 2), one per strategy, and the launcher. Element j of
+// segment s is f(s, j); every kernel combines a segment's elements in index order unless the
+// operator is commutative, so non-commutative operators (maximum subarray sum) are exact.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/util_type.cuh>
+
+#include "core/buffer.hpp"
+#include "core/context.hpp"
+#include "core/launch.cuh"
+#include "core/operators.hpp"
+#include "core/segreduce/strategy.hpp"
+
+namespace soac::detail {
+
+// Element j of segment s as the operator's value type.
+template <class Op, class F>
+__device__ __forceinline__ typename Op::value_type segment_element(const F& f, std::int64_t s, std::int64_t j) {
+  return static_cast<typename Op::value_type>(f(s, j));
+}
+
+// Advances (r, c), the row and column of flat tile element e, to element e + Block of a tile
+// of width w, where Block = q * w + rem: no division per element.
+__device__ __forceinline__ void advance_position(unsigned& r, unsigned& c, unsigned q, unsigned rem, unsigned w) {
+  r += q;
+  c += rem;
+  if (c >= w) {
+    c -= w;
+    ++r;
+  }
+}
+
+// Stages the rows x w sub-matrix {f(s0 + r, c0 + c)} in shared memory, row stride w | 1 (odd, so
+// that threads reading different rows hit different banks). Flat element e = k * Block + t is
+// read by thread t: consecutive threads read consecutive elements of a segment, so reads are
+// coalesced when segments are rows of an array. All loads are issued before any store.
+template <int Block, int Columns, class Op, class F>
+__device__ __forceinline__ void stage_tile(const F& f, std::int64_t s0, std::int64_t c0, unsigned rows, unsigned w,
+                                           typename Op::value_type* tile) {
+  using T = typename Op::value_type;
+  const unsigned t = threadIdx.x, count = rows * w, stride = w | 1u;
+  const unsigned q = unsigned(Block) / w, rem = unsigned(Block) - q * w;
+  const unsigned r0 = t / w, col0 = t - r0 * w;
+  T v[Columns];
+  unsigned r = r0, c = col0;
+#pragma unroll
+  for (int k = 0; k < Columns; ++k) {
+    if (unsigned(k * Block) + t < count) v[k] = segment_element<Op>(f, s0 + r, c0 + c);
+    advance_position(r, c, q, rem, w);
+  }
+  r = r0;
+  c = col0;
+#pragma unroll
+  for (int k = 0; k < Columns; ++k) {
+    if (unsigned(k * Block) + t < count) tile[r * stride + c] = v[k];
+    advance_position(r, c, q, rem, w);
+  }
+}
+
+// Sequential segments: every segment folded by one thread, in order, from a tile staged in
+// shared memory (the paper's transposition, done per tile so no transposed copy is written).
+//  - n <= Columns: the block takes segments_per_block (at most Block * Columns / n) whole
+//    segments in one tile; thread t folds segments t, t + Block, ...
+//  - n > Columns: the block takes up to Block segments, one per thread, in column chunks.
+template <int Block, int Columns, class Op, class F>
+__global__ void __launch_bounds__(Block)
+segreduce_sequential_kernel(std::int64_t first, std::int64_t end, std::int64_t n, std::int64_t segments_per_block, F f,
+                            typename Op::value_type* out, Op op) {
+  using T = typename Op::value_type;
+  constexpr int capacity = Block * Columns;
+  // rows * (w | 1) <= capacity * 3 / 2 for every tile shape used below.
+  __shared__ cub::Uninitialized<T[capacity + capacity / 2]> storage;
+  T* tile = storage.Alias();
+  const std::int64_t s0 = first + std::int64_t{blockIdx.x} * segments_per_block;
+  const unsigned rows = static_cast<unsigned>(std::min<std::int64_t>(segments_per_block, end - s0));
+  const unsigned t = threadIdx.x;
+  if (n <= Columns) {
+    const unsigned w = static_cast<unsigned>(n), stride = w | 1u;
+    stage_tile<Block, Columns, Op>(f, s0, 0, rows, w, tile);
+    __syncthreads();
+    for (unsigned r = t; r < rows; r += Block) {
+      T acc = Op::identity();
+      for (unsigned c = 0; c < w; ++c) acc = op(acc, tile[r * stride + c]);
+      out[s0 + r] = acc;
+    }
+    return;
+  }
+  T acc = Op::identity();
+  for (std::int64_t c0 = 0; c0 < n; c0 += Columns) {
+    const unsigned w = static_cast<unsigned>(std::min<std::int64_t>(Columns, n - c0)), stride = w | 1u;
+    stage_tile<Block, Columns, Op>(f, s0, c0, rows, w, tile);
+    __syncthreads();
+    if (t < rows)
+      for (unsigned c = 0; c < w; ++c) acc = op(acc, tile[t * stride + c]);
+    __syncthreads();
+  }
+  if (t < rows) out[s0 + t] = acc;
+}
+
+// Large segments: blocks_per_segment blocks per segment, block p of segment s reducing elements
+// [p * chunk, min(n, (p + 1) * chunk)), Items loads per thread in flight. Commutative operators
+// let each thread fold a strided subsequence; otherwise each tile of Block x Items elements is
+// exchanged to blocked order and reduced in order (CUB's BlockReduce keeps thread order).
+// out receives segment s's value at (s - first) * blocks_per_segment + p.
+template <int Block, int Items, class Op, class F>
+__global__ void __launch_bounds__(Block)
+segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_per_segment, std::int64_t chunk, F f,
+                       typename Op::value_type* out, Op op) {
+  using T = typename Op::value_type;
+  using block_reduce = cub::BlockReduce<T, Block>;
+  using block_exchange = cub::BlockExchange<T, Block, Items>;
+  __shared__ union {
+    typename block_reduce::TempStorage reduce;
+    typename block_exchange::TempStorage exchange;
+  } temp;
+  const std::int64_t local = blockIdx.x / blocks_per_segment;
+  const std::int64_t part = blockIdx.x - local * blocks_per_segment;
+  const std::int64_t s = first + local;
+  const std::int64_t lo = part * chunk, hi = std::min(n, lo + chunk);
+  const int t = threadIdx.x;
+  constexpr int tile = Block * Items;
+  T result;
+  if constexpr (is_commutative_v<Op>) {
+    T acc[Items];
+#pragma unroll
+    for (int k = 0; k < Items; ++k) acc[k] = Op::identity();
+    std::int64_t base = lo;
+    for (; base + tile <= hi; base += tile) {
+      T v[Items];
+#pragma unroll
+      for (int k = 0; k < Items; ++k) v[k] = segment_element<Op>(f, s, base + k * Block + t);
+#pragma unroll
+      for (int k = 0; k < Items; ++k) acc[k] = op(acc[k], v[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const std::int64_t j = base + k * Block + t;
+      if (j < hi) acc[k] = op(acc[k], segment_element<Op>(f, s, j));
+    }
+#pragma unroll
+    for (int k = 1; k < Items; ++k) acc[0] = op(acc[0], acc[k]);
+    result = block_reduce(temp.reduce).Reduce(acc[0], op);
+  } else {
+    T acc = Op::identity();  // meaningful in thread 0
+    for (std::int64_t base = lo; base < hi; base += tile) {
+      T v[Items];
+#pragma unroll
+      for (int k = 0; k < Items; ++k) {
+        const std::int64_t j = base + k * Block + t;
+        v[k] = j < hi ? segment_element<Op>(f, s, j) : Op::identity();
+      }
+      block_exchange(temp.exchange).StripedToBlocked(v);
+      T mine = v[0];
+#pragma unroll
+      for (int k = 1; k < Items; ++k) mine = op(mine, v[k]);
+      __syncthreads();  // the exchange's storage is reused by the reduction
+      const T total = block_reduce(temp.reduce).Reduce(mine, op);
+      if (t == 0) acc = op(acc, total);
+      __syncthreads();
+    }
+    result = acc;
+  }
+  if (t == 0) out[local * blocks_per_segment + part] = result;
+}
+
+// A value with a segment-start flag: the operator of a segmented scan (associative when op is).
+template <class T>
+struct flagged {
+  int head;
+  T value;
+};
+
+template <class Op>
+struct segmented_scan_op {
+  Op op;
+  template <class T>
+  __device__ __forceinline__ flagged<T> operator()(const flagged<T>& a, const flagged<T>& b) const {
+    return {a.head | b.head, b.head ? b.value : op(a.value, b.value)};
+  }
+};
+
+// Small segments: segments_per_block whole segments (segments_per_block * n <= Block * Items
+// elements) per block. The block reads them striped (coalesced), exchanges to blocked order,
+// and an exclusive segmented scan over the threads' partial folds gives every thread the
+// running value at its first element; the thread holding a segment's last element writes it.
+template <int Block, int Items, class Op, class F>
+__global__ void __launch_bounds__(Block)
+segreduce_small_kernel(std::int64_t first, std::int64_t m, int n, int segments_per_block, F f,
+                       typename Op::value_type* out, Op op) {
+  using T = typename Op::value_type;
+  using block_exchange = cub::BlockExchange<T, Block, Items>;
+  using block_scan = cub::BlockScan<flagged<T>, Block>;
+  __shared__ union {
+    typename block_exchange::TempStorage exchange;
+    typename block_scan::TempStorage scan;
+  } temp;
+  const std::int64_t s0 = first + std::int64_t{blockIdx.x} * segments_per_block;
+  const int segments = static_cast<int>(std::min<std::int64_t>(segments_per_block, m - s0));
+  const unsigned count = unsigned(segments) * unsigned(n);
+  const unsigned un = unsigned(n);
+  const int t = threadIdx.x;
+  T v[Items];
+  {
+    const unsigned q = unsigned(Block) / un, rem = unsigned(Block) - q * un;
+    unsigned r = unsigned(t) / un, c = unsigned(t) - r * un;
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      v[k] = unsigned(k * Block + t) < count ? segment_element<Op>(f, s0 + r, c) : Op::identity();
+      advance_position(r, c, q, rem, un);
+    }
+  }
+  block_exchange(temp.exchange).StripedToBlocked(v);
+  // This thread holds elements t * Items + k; c is the position of the first in its segment.
+  const unsigned e0 = unsigned(t) * Items;
+  const unsigned c0 = e0 % un;
+  flagged<T> mine{0, Op::identity()};
+  {
+    unsigned c = c0;
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      if (c == 0) mine = {1, v[k]};
+      else mine.value = op(mine.value, v[k]);
+      if (++c == un) c = 0;
+    }
+  }
+  __syncthreads();  // the exchange's storage is reused by the scan
+  flagged<T> before;
+  block_scan(temp.scan).ExclusiveScan(mine, before, flagged<T>{0, Op::identity()}, segmented_scan_op<Op>{op});
+  T run = before.value;
+  unsigned c = c0;
+  unsigned r = e0 / un;
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    run = c == 0 ? v[k] : op(run, v[k]);
+    if (c + 1 == un && e0 + k < count) out[s0 + r] = run;
+    if (++c == un) {
+      c = 0;
+      ++r;
+    }
+  }
+}
+
+// Small segments, commutative operators: Block / Group whole segments per block, each reduced by
+// a group of Group lanes (a CUB logical warp). Lane l folds elements l, l + Group, ... (Items
+// loads in flight, consecutive lanes reading consecutive elements), then WarpReduce combines the
+// group. The order of combination differs from the index order, hence commutative only.
+template <int Block, int Group, int Items, class Op, class F>
+__global__ void __launch_bounds__(Block)
+segreduce_small_groups_kernel(std::int64_t first, std::int64_t end, std::int64_t n, F f, typename Op::value_type* out,
+                              Op op) {
+  using T = typename Op::value_type;
+  using warp_reduce = cub::WarpReduce<T, Group>;
+  constexpr int groups = Block / Group;
+  __shared__ typename warp_reduce::TempStorage temp[groups];
+  const int g = threadIdx.x / Group, lane = threadIdx.x % Group;
+  const std::int64_t s = first + std::int64_t{blockIdx.x} * groups + g;
+  T acc[Items];
+#pragma unroll
+  for (int k = 0; k < Items; ++k) acc[k] = Op::identity();
+  if (s < end) {
+    std::int64_t j = lane;
+    for (; j + std::int64_t{Items - 1} * Group < n; j += std::int64_t{Items} * Group) {
+      T v[Items];
+#pragma unroll
+      for (int k = 0; k < Items; ++k) v[k] = segment_element<Op>(f, s, j + k * Group);
+#pragma unroll
+      for (int k = 0; k < Items; ++k) acc[k] = op(acc[k], v[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < Items; ++k)
+      if (j + k * Group < n) acc[k] = op(acc[k], segment_element<Op>(f, s, j + k * Group));
+  }
+#pragma unroll
+  for (int k = 1; k < Items; ++k) acc[0] = op(acc[0], acc[k]);
+  const T total = warp_reduce(temp[g]).Reduce(acc[0], op);  // every lane takes part, also past the end
+  if (lane == 0 && s < end) out[s] = total;
+}
+
+template <class T>
+__global__ void segreduce_fill_kernel(std::int64_t m, T value, T* out) {
+  const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < m) out[i] = value;
+}
+
+// Reads partial results: segment s of the second pass is partials[s * k .. s * k + k).
+template <class T>
+struct partials_reader {
+  const T* data;
+  std::int64_t k;
+  __host__ __device__ T operator()(std::int64_t s, std::int64_t j) const { return data[s * k + j]; }
+};
+
+template <class Op, class F>
+void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, std::int64_t n, F f,
+                    typename Op::value_type* out, Op op) {
+  using T = typename Op::value_type;
+  constexpr int B = segreduce_tuning::block_threads;
+  constexpr int items = segreduce_items_per_thread(sizeof(T));
+  constexpr int columns = segreduce_sequential_columns(sizeof(T));
+  ctx.activate();
+  cudaStream_t stream = ctx.stream();
+  if (n == 0) {
+    segreduce_fill_kernel<<<static_cast<unsigned>(ceil_div(m, B)), B, 0, stream>>>(m, Op::identity(), out);
+    SOAC_CHECK_LAUNCH("segreduce_fill_kernel");
+    return;
+  }
+  switch (plan.strategy) {
+    case segreduce_strategy::sequential: {
+      const std::int64_t per = plan.segments_per_block;
+      const std::int64_t slice = max_grid_x * per;
+      for (std::int64_t first = 0; first < m; first += slice) {
+        const std::int64_t count = std::min(slice, m - first);
+        segreduce_sequential_kernel<B, columns, Op><<<static_cast<unsigned>(ceil_div(count, per)), B, 0, stream>>>(
+            first, first + count, n, per, f, out, op);
+        SOAC_CHECK_LAUNCH("segreduce_sequential_kernel");
+      }
+      break;
+    }
+    case segreduce_strategy::large: {
+      const std::int64_t k = plan.blocks_per_segment;
+      buffer<T> partials;
+      T* dest = out;
+      if (k > 1) {
+        partials = buffer<T>(ctx, static_cast<std::size_t>(m * k), lifetime::temporary);
+        dest = partials.data();
+      }
+      const std::int64_t slice = max_grid_x / k;
+      for (std::int64_t first = 0; first < m; first += slice) {
+        const std::int64_t count = std::min(slice, m - first);
+        segreduce_large_kernel<B, items, Op><<<static_cast<unsigned>(count * k), B, 0, stream>>>(
+            first, n, k, plan.chunk, f, dest + first * k, op);
+        SOAC_CHECK_LAUNCH("segreduce_large_kernel");
+      }
+      if (k > 1) {
+        // The second pass is itself a segmented reduction: m segments of k partials, in order.
+        const segreduce_plan second =
+            plan_segreduce(ctx.props(), m, k, sizeof(T), segreduce_options{}, is_commutative_v<Op>);
+        segreduce_cuda<Op>(ctx, second, m, k, partials_reader<T>{partials.data(), k}, out, op);
+      }
+      break;  // partials go back to the cache; later users of the stream are ordered after us
+    }
+    case segreduce_strategy::small: {
+      const std::int64_t per = plan.segments_per_block;
+      if constexpr (is_commutative_v<Op>) {
+        if (plan.group_threads) {
+          const std::int64_t slice = max_grid_x * per;
+          for (std::int64_t first = 0; first < m; first += slice) {
+            const std::int64_t count = std::min(slice, m - first);
+            const auto grid = static_cast<unsigned>(ceil_div(count, per));
+            if (plan.group_threads == segreduce_tuning::group_lanes_wide) {
+              segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_wide, items, Op>
+                  <<<grid, B, 0, stream>>>(first, first + count, n, f, out, op);
+            } else {
+              segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_narrow, items, Op>
+                  <<<grid, B, 0, stream>>>(first, first + count, n, f, out, op);
+            }
+            SOAC_CHECK_LAUNCH("segreduce_small_groups_kernel");
+          }
+          break;
+        }
+      }
+      const std::int64_t slice = max_grid_x * per;
+      for (std::int64_t first = 0; first < m; first += slice) {
+        const std::int64_t count = std::min(slice, m - first);
+        segreduce_small_kernel<B, items, Op><<<static_cast<unsigned>(ceil_div(count, per)), B, 0, stream>>>(
+            first, first + count, static_cast<int>(n), static_cast<int>(per), f, out, op);
+        SOAC_CHECK_LAUNCH("segreduce_small_kernel");
+      }
+      break;
+    }
+    default: throw usage_error("segreduce: no strategy chosen");
+  }
+}
+
+}  // namespace soac::detail

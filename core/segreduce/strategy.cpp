@@ -1,0 +1,165 @@
+#include "core/segreduce/strategy.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace soac {
+
+std::string_view to_string(segreduce_strategy s) {
+  switch (s) {
+    case segreduce_strategy::automatic: return "auto";
+    case segreduce_strategy::sequential: return "sequential";
+    case segreduce_strategy::large: return "large";
+    case segreduce_strategy::small: return "small";
+  }
+  return "?";
+}
+
+segreduce_strategy parse_segreduce_strategy(std::string_view s) {
+  for (auto v : {segreduce_strategy::automatic, segreduce_strategy::sequential, segreduce_strategy::large,
+                 segreduce_strategy::small})
+    if (s == to_string(v)) return v;
+  throw usage_error("unknown segreduce strategy '" + std::string(s) + "' (expected auto, sequential, large or small)");
+}
+
+std::string segreduce_plan::describe() const {
+  if (host) return std::string("host OpenMP (") + reason + ")";
+  std::ostringstream s;
+  s << to_string(strategy) << " (" << block_threads << " threads/block, ";
+  switch (strategy) {
+    case segreduce_strategy::sequential:
+      s << segments_per_block << " segments/block, tiles of " << block_threads * items_per_thread << " elements";
+      break;
+    case segreduce_strategy::large:
+      s << blocks_per_segment << " block" << (blocks_per_segment == 1 ? "" : "s") << "/segment, "
+        << items_per_thread << " loads in flight/thread" << (second_pass ? ", second pass" : "");
+      break;
+    default:
+      s << segments_per_block << " segments/block, ";
+      if (group_threads) s << group_threads << " lanes/segment (WarpReduce)";
+      else s << items_per_thread << " items/thread, segmented scan";
+      break;
+  }
+  s << ", " << grid << " blocks; " << reason << ")";
+  return s.str();
+}
+
+namespace {
+
+using namespace segreduce_tuning;
+
+// Blocks of block_threads resident on the whole device at once (a fixed guess on the host).
+std::int64_t resident_blocks(const device_properties& p) {
+  const std::int64_t sms = p.sm_count > 0 ? p.sm_count : 132;
+  const std::int64_t per_sm = p.max_threads_per_sm > 0 ? p.max_threads_per_sm / block_threads : 8;
+  return sms * std::max<std::int64_t>(1, per_sm);
+}
+
+std::int64_t small_capacity(std::size_t value_bytes) {
+  return std::int64_t{block_threads} * segreduce_items_per_thread(value_bytes);
+}
+
+// Lanes per segment of the small strategy's group kernel (commutative operators).
+int group_lanes(std::int64_t n, std::size_t value_bytes) {
+  return n >= std::int64_t{group_lanes_wide} * segreduce_items_per_thread(value_bytes) / 2 ? group_lanes_wide
+                                                                                          : group_lanes_narrow;
+}
+
+// FHPC17 3.1 re-derived on the H100 from `soac bench segreduce` (every forced strategy measured
+// in every cell of the four microbenchmarks; tables in the report). The paper switches to
+// sequential above 2^16 segments and to large when n exceeds half a block. On the H100:
+//  - segments too long for a small-strategy block, or n >= 1024 unless a commutative operator
+//    gives the lane-group kernel at least a full wave of blocks: large (1.00-1.10x the floor);
+//  - enough segments for one thread each on every SM (m >= SMs x block_threads) and either
+//    segments that fit one tile row (n <= columns), a non-commutative operator (the segmented
+//    scan costs more than the tile transposition: 1.6-2.9x slower for maximum subarray sum), or
+//    short segments of 8-byte values (index of max at n = 64: sequential 0.165 ms, lane groups
+//    0.208 ms): sequential;
+//  - otherwise whole segments per block: small (lane groups with WarpReduce for commutative
+//    operators, the segmented scan otherwise).
+const char* auto_rule(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
+                      bool commutative, segreduce_strategy& chosen) {
+  chosen = segreduce_strategy::large;
+  if (n > small_capacity(value_bytes)) return "segments longer than a small-strategy tile";
+  if (n >= large_min_n) {
+    const std::int64_t group_blocks = (m * group_lanes(n, value_bytes) + block_threads - 1) / block_threads;
+    if (!commutative || group_blocks < resident_blocks(props)) return "n >= 4 blocks' width";
+    chosen = segreduce_strategy::small;
+    return "n >= 4 blocks' width, commutative, a full wave of lane groups";
+  }
+  const std::int64_t sms = props.sm_count > 0 ? props.sm_count : 132;
+  if (m >= sms * block_threads) {
+    chosen = segreduce_strategy::sequential;
+    if (n <= segreduce_sequential_columns(value_bytes)) return "m >= SMs x block, n fits a tile row";
+    if (!commutative) return "m >= SMs x block, non-commutative: no segmented scan";
+    if (n < group_min_n) return "m >= SMs x block, n below a warp";
+    if (value_bytes >= 8 && n < sequential_max_n_wide) return "m >= SMs x block, short segments of 8+ byte values";
+  }
+  chosen = segreduce_strategy::small;
+  return commutative ? "whole segments per block, lane groups" : "whole segments per block, segmented scan";
+}
+
+}  // namespace
+
+segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
+                              const segreduce_options& options, bool commutative) {
+  if (options.blocks_per_segment < 0) throw usage_error("segreduce: blocks_per_segment must not be negative");
+  segreduce_plan plan;
+  plan.block_threads = block_threads;
+  if (options.strategy == segreduce_strategy::automatic) {
+    plan.reason = auto_rule(props, m, n, value_bytes, commutative, plan.strategy);
+  } else {
+    plan.strategy = options.strategy;
+    plan.reason = "forced";
+  }
+  const std::int64_t B = block_threads;
+  switch (plan.strategy) {
+    case segreduce_strategy::sequential:
+      plan.items_per_thread = segreduce_sequential_columns(value_bytes);
+      {
+        const std::int64_t most = n <= plan.items_per_thread ? B * plan.items_per_thread / std::max<std::int64_t>(n, 1) : B;
+        const std::int64_t fill = (m + resident_blocks(props) - 1) / resident_blocks(props);
+        plan.segments_per_block = std::clamp<std::int64_t>(fill, std::min(most, sequential_min_rows), most);
+      }
+      plan.grid = (m + plan.segments_per_block - 1) / plan.segments_per_block;
+      break;
+    case segreduce_strategy::large: {
+      plan.items_per_thread = segreduce_items_per_thread(value_bytes);
+      std::int64_t k = options.blocks_per_segment;
+      if (k == 0) {
+        const std::int64_t target = resident_blocks(props) * large_waves;
+        const std::int64_t most = std::max<std::int64_t>(1, n / (B * large_min_items_per_thread));
+        k = std::clamp<std::int64_t>(target / std::max<std::int64_t>(m, 1), 1, most);
+      }
+      k = std::max<std::int64_t>(1, std::min(k, std::max<std::int64_t>(n, 1)));
+      // Whole tiles per block keep every block's loads aligned; that may leave fewer blocks.
+      const std::int64_t tile = B * plan.items_per_thread;
+      plan.chunk = std::max<std::int64_t>(tile, (n + k - 1) / k + tile - 1) / tile * tile;
+      plan.blocks_per_segment = std::max<std::int64_t>(1, (n + plan.chunk - 1) / plan.chunk);
+      plan.second_pass = plan.blocks_per_segment > 1;
+      plan.grid = m * plan.blocks_per_segment;
+      break;
+    }
+    case segreduce_strategy::small: {
+      plan.items_per_thread = segreduce_items_per_thread(value_bytes);
+      const std::int64_t capacity = small_capacity(value_bytes);
+      if (n > capacity)
+        throw usage_error("segreduce: the small-segments strategy holds whole segments of at most " +
+                          std::to_string(capacity) + " elements in a block, but n = " + std::to_string(n));
+      if (commutative) {
+        plan.group_threads = group_lanes(n, value_bytes);
+        plan.segments_per_block = B / plan.group_threads;
+      } else {
+        plan.segments_per_block = capacity / std::max<std::int64_t>(n, 1);
+      }
+      plan.grid = (m + plan.segments_per_block - 1) / plan.segments_per_block;
+      break;
+    }
+    default: break;
+  }
+  return plan;
+}
+
+}  // namespace soac

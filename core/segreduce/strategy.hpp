@@ -1,0 +1,97 @@
+// How segreduce maps m segments of n elements to threads (FHPC17 section 2) and the run-time
+// choice between the three strategies (section 3.1, re-tuned by measurement on an H100):
+//   sequential: every segment folded in order by one thread, from a tile that the block stages
+//               in shared memory with coalesced reads (whole short segments, or column chunks
+//               of block_threads long ones): the paper's transposition, per tile.
+//   large:      one or more blocks per segment, each thread reducing a chunk, a block reduction,
+//               and (with several blocks per segment) a second segreduce over the partials.
+//   small:      several whole segments per block: the intra-block segmented scan (any
+//               operator), or for commutative operators a lane group per segment (WarpReduce).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/context.hpp"
+
+namespace soac {
+
+enum class segreduce_strategy { automatic, sequential, large, small };
+
+std::string_view to_string(segreduce_strategy);
+segreduce_strategy parse_segreduce_strategy(std::string_view);  // throws usage_error
+
+struct segreduce_options {
+  segreduce_strategy strategy = segreduce_strategy::automatic;
+  // large only: blocks per segment; 0 lets the model choose (enough blocks to fill the GPU).
+  std::int64_t blocks_per_segment = 0;
+};
+
+// What a call chose; returned so callers can report it.
+struct segreduce_plan {
+  segreduce_strategy strategy = segreduce_strategy::sequential;
+  int block_threads = 256;
+  int items_per_thread = 1;             // large/small: loads in flight per thread; sequential: tile columns
+  std::int64_t blocks_per_segment = 1;  // large only
+  std::int64_t chunk = 0;               // large only: elements of a segment per block (a multiple of a tile)
+  std::int64_t segments_per_block = 1;  // sequential and small (sequential: tile rows)
+  int group_threads = 0;                // small, commutative operators: lanes per segment (0: segmented scan)
+  std::int64_t grid = 0;                // blocks of the first kernel
+  bool second_pass = false;             // large with blocks_per_segment > 1
+  bool host = false;                    // ran on the host backend (OpenMP); the fields above are unused
+  const char* reason = "";              // why auto chose it ("forced" when options named it)
+  std::string describe() const;
+};
+
+namespace segreduce_tuning {
+// Threads per block of every kernel: the paper's workgroup size, and on sm_90 8 such blocks are
+// resident per SM (2048 threads), so a block-wide sync stalls only 1/8 of an SM.
+inline constexpr int block_threads = 256;
+// Elements of one sequential-strategy tile, in bytes: block_threads x `columns` values (16 ints,
+// 8 pairs or doubles, 4 quads per thread). Rows are padded to an odd length, so the tile takes
+// up to 1.5x this (24 KiB), which keeps 8 blocks (2048 threads) resident per SM.
+inline constexpr std::size_t sequential_tile_bytes = 16 * 1024;
+// Independent loads per thread and step of the large kernel, and the tile of the small one,
+// in bytes of value per thread: 32 B = 8 ints, 4 int pairs or doubles, 2 quads in flight.
+inline constexpr std::size_t bytes_in_flight_per_thread = 32;
+// A large-strategy block gives each thread at least this many elements before the segment is
+// split across more blocks (fewer makes the block reduction and second pass dominate).
+inline constexpr std::int64_t large_min_items_per_thread = 16;
+// Waves of resident blocks the large strategy aims for when it splits segments: one, so that
+// no partly filled last wave idles most of the GPU (measured: 2 waves of 2048 blocks for one
+// segment left a 6% tail).
+inline constexpr int large_waves = 1;
+// The sequential strategy shrinks its tiles (down to this many segments per block) until the
+// grid has a block for every resident block slot: small problems and compute-heavy elements
+// (Black-Scholes) need the blocks more than the long tiles.
+inline constexpr std::int64_t sequential_min_rows = 32;
+// Small strategy, commutative operators: lanes per segment. Segments of at least 16 x items
+// elements are read by a full warp, shorter ones by 8 lanes, so that lanes are not left idle.
+inline constexpr int group_lanes_wide = 32, group_lanes_narrow = 8;
+// Auto rule thresholds (FHPC17 3.1 re-measured on the H100, see auto_rule in strategy.cpp).
+inline constexpr std::int64_t large_min_n = 4 * block_threads;  // from here on large, but see auto_rule
+inline constexpr std::int64_t group_min_n = 32;                 // commutative: lane groups from here on
+inline constexpr std::int64_t sequential_max_n_wide = 256;      // 8+ byte values: sequential below this
+}  // namespace segreduce_tuning
+
+// Chooses strategy and launch shape for m segments of n elements whose reduction values take
+// value_bytes bytes (host backend: the result is informational).
+// commutative: whether the operator may be reordered (soac::is_commutative_v), which lets the
+// small strategy reduce each segment with a group of lanes instead of the segmented scan.
+segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
+                              const segreduce_options& options, bool commutative = false);
+
+// Tile sizes derived from the value size (shared by the planner and the kernels' template
+// arguments, so both agree).
+constexpr int segreduce_items_per_thread(std::size_t value_bytes) {
+  const std::size_t k = segreduce_tuning::bytes_in_flight_per_thread / (value_bytes ? value_bytes : 1);
+  return k < 1 ? 1 : (k > 8 ? 8 : int(k));
+}
+constexpr int segreduce_sequential_columns(std::size_t value_bytes) {
+  const std::size_t k = segreduce_tuning::sequential_tile_bytes / (std::size_t(segreduce_tuning::block_threads) * value_bytes);
+  return k < 1 ? 1 : (k > 64 ? 64 : int(k));
+}
+
+}  // namespace soac

@@ -1,0 +1,191 @@
+// soac::segreduce on both backends against the sequential reference in validate/, for the four
+// FHPC17 operators, every strategy, and the edge shapes (m = 1, n = 1, n = 0, sizes that are not
+// multiples of any block or tile, huge m).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "apps/segreduce/microbench.hpp"
+#include "core/buffer.hpp"
+#include "core/operators.hpp"
+#include "core/segreduce.cuh"
+#include "datasets/random.hpp"
+#include "tests/backend_fixture.hpp"
+#include "validate/segreduce.hpp"
+
+namespace {
+
+using namespace soac;
+using namespace soac::apps::segreduce_bench;
+using soac::testing::backend_test;
+
+class Segreduce : public backend_test {};
+
+using shape = std::pair<std::int64_t, std::int64_t>;  // m segments of n elements
+
+// m = 1, n = 1, primes (no multiple of any block or tile), exactly one tile, just above it,
+// segments straddling a small-strategy tile, long single segments split across many blocks.
+const std::vector<shape> shapes = {{1, 1},    {1, 2},    {7, 1},     {1, 300'007}, {3, 70'001}, {1000, 37},
+                                   {513, 129}, {97, 256}, {1, 2048},  {2, 2049},   {5, 1023},  {4099, 3},
+                                   {65'537, 2}, {200, 1000}};
+
+// Values in [-range/2, range/2): mixed signs so that the maximum subarray depends on the order.
+std::vector<std::int32_t> random_ints(std::int64_t count, std::uint64_t seed, std::uint32_t range = 2001) {
+  std::vector<std::int32_t> v(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i)
+    v[std::size_t(i)] = std::int32_t(datasets::random_u32(seed, 0, std::uint64_t(i)) % range) - std::int32_t(range / 2);
+  return v;
+}
+
+std::vector<segreduce_options> strategies_for(std::int64_t n, std::size_t value_bytes) {
+  std::vector<segreduce_options> all = {{segreduce_strategy::automatic, 0}, {segreduce_strategy::sequential, 0},
+                                        {segreduce_strategy::large, 0}, {segreduce_strategy::large, 3}};
+  if (n <= segreduce_tuning::block_threads * segreduce_items_per_thread(value_bytes))
+    all.push_back({segreduce_strategy::small, 0});
+  return all;
+}
+
+// Runs every strategy on every shape and compares with the reference; F_of(data, n) builds f.
+template <class Op, class FOf>
+void check_all(context& ctx, FOf f_of, std::uint32_t range = 2001) {
+  using T = typename Op::value_type;
+  for (const auto& [m, n] : shapes) {
+    const auto host = random_ints(m * n, std::uint64_t(m * 31 + n), range);
+    buffer<std::int32_t> data(ctx, std::span<const std::int32_t>(host));
+    const auto expected = validate::segreduce_reference<Op>(m, n, f_of(host.data(), n));
+    for (const auto& options : strategies_for(n, sizeof(T))) {
+      buffer<T> out(ctx, std::size_t(m));
+      const auto plan = segreduce(ctx, m, n, f_of(data.data(), n), out.view(), Op{}, options);
+      const auto got = out.to_vector();
+      std::int64_t wrong = 0;
+      for (std::int64_t s = 0; s < m; ++s) wrong += !(got[std::size_t(s)] == expected[std::size_t(s)]);
+      EXPECT_EQ(wrong, 0) << "m=" << m << " n=" << n << " " << plan.describe();
+    }
+  }
+}
+
+TEST_P(Segreduce, SegmentedSumMatchesReference) {
+  check_all<plus<std::int32_t>>(ctx(), [](const std::int32_t* d, std::int64_t n) { return row_element{d, n}; });
+}
+
+TEST_P(Segreduce, IndexOfMaxTakesTheLowerIndexOnTies) {
+  // Range 7: many ties in every segment.
+  check_all<arg_max<std::int32_t>>(ctx(), [](const std::int32_t* d, std::int64_t n) { return indexed_element{d, n}; }, 7);
+}
+
+TEST_P(Segreduce, MaximumSubarraySumKeepsOrder) {
+  check_all<max_subarray<std::int32_t>>(ctx(), [](const std::int32_t* d, std::int64_t n) { return mss_element{d, n}; });
+}
+
+TEST_P(Segreduce, BlackScholesFromIotaMatchesReference) {
+  for (const auto& [m, n] : std::vector<shape>{{1, 100'003}, {37, 1000}, {3000, 17}, {1, 1}, {257, 300}}) {
+    std::vector<double> r(static_cast<std::size_t>(m)), v(static_cast<std::size_t>(m));
+    for (std::int64_t s = 0; s < m; ++s) {
+      r[std::size_t(s)] = 0.01 + 0.04 * datasets::random_unit(5, 0, std::uint64_t(s));
+      v[std::size_t(s)] = 0.1 + 0.4 * datasets::random_unit(5, 1, std::uint64_t(s));
+    }
+    buffer<double> rd(ctx(), std::span<const double>(r)), vd(ctx(), std::span<const double>(v));
+    const auto expected = validate::segreduce_reference<plus<double>>(m, n, blackscholes_day{r.data(), v.data(), n});
+    for (const auto& options : strategies_for(n, sizeof(double))) {
+      buffer<double> out(ctx(), std::size_t(m));
+      const auto plan = segreduce(ctx(), m, n, blackscholes_day{rd.data(), vd.data(), n}, out.view(), plus<double>{}, options);
+      const auto rep = validate::check_segreduce_close(expected, out.to_vector(), 1e-10);
+      EXPECT_TRUE(rep.ok()) << "m=" << m << " n=" << n << " " << plan.describe() << "\n" << rep.describe("segments");
+    }
+  }
+}
+
+TEST_P(Segreduce, TransposedViewReadsColumns) {
+  const std::int64_t m = 300, n = 501;  // segment s is column s of an n x m array
+  const auto host = random_ints(m * n, 11);
+  buffer<std::int32_t> data(ctx(), std::span<const std::int32_t>(host));
+  auto column = [](const std::int32_t* d, std::int64_t m) {
+    return [=] SOAC_HD(std::int64_t s, std::int64_t j) { return max_subarray<std::int32_t>::lift(d[j * m + s]); };
+  };
+  const auto expected = validate::segreduce_reference<max_subarray<std::int32_t>>(m, n, column(host.data(), m));
+  for (const auto& options : strategies_for(n, sizeof(mss_quad<std::int32_t>))) {
+    buffer<mss_quad<std::int32_t>> out(ctx(), std::size_t(m));
+    segreduce(ctx(), m, n, column(data.data(), m), out.view(), max_subarray<std::int32_t>{}, options);
+    EXPECT_TRUE(out.to_vector() == expected) << to_string(options.strategy);
+  }
+}
+
+TEST_P(Segreduce, EmptySegmentsGiveTheIdentity) {
+  for (const auto& options : strategies_for(0, sizeof(std::int32_t))) {
+    buffer<std::int32_t> out(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(1000, 42)));
+    segreduce(ctx(), 1000, 0, [] SOAC_HD(std::int64_t, std::int64_t) { return std::int32_t(1); }, out.view(),
+              minimum<std::int32_t>{}, options);
+    EXPECT_EQ(out.to_vector(), std::vector<std::int32_t>(1000, minimum<std::int32_t>::identity()));
+  }
+  buffer<std::int32_t> none(ctx(), std::size_t(0));
+  EXPECT_NO_THROW(segreduce(ctx(), 0, 5, [] SOAC_HD(std::int64_t, std::int64_t) { return 1; }, none.view(), plus<int>{}));
+}
+
+TEST_P(Segreduce, HugeSegmentCountComputedElements) {
+  // 2^22 + 3 segments with elements computed from (s, j): no input array at all.
+  const std::int64_t m = (std::int64_t{1} << 22) + 3, n = 3;
+  auto f = [] SOAC_HD(std::int64_t s, std::int64_t j) { return std::int64_t(s * 7 + j * (s % 5) - 3); };
+  for (auto strategy : {segreduce_strategy::automatic, segreduce_strategy::sequential, segreduce_strategy::small}) {
+    buffer<std::int64_t> out(ctx(), std::size_t(m));
+    const auto plan = segreduce(ctx(), m, n, f, out.view(), plus<std::int64_t>{}, {strategy, 0});
+    const auto got = out.to_vector();
+    std::int64_t wrong = 0;
+    for (std::int64_t s = 0; s < m; ++s) wrong += got[std::size_t(s)] != 21 * s + 3 * (s % 5) - 9;
+    EXPECT_EQ(wrong, 0) << plan.describe();
+  }
+}
+
+TEST_P(Segreduce, BadArgumentsAreUsageErrors) {
+  buffer<int> out(ctx(), std::size_t(4));
+  auto f = [] SOAC_HD(std::int64_t, std::int64_t) { return 1; };
+  EXPECT_THROW(segreduce(ctx(), -1, 3, f, out.view(), plus<int>{}), usage_error);
+  EXPECT_THROW(segreduce(ctx(), 2, -3, f, out.view(), plus<int>{}), usage_error);
+  EXPECT_THROW(segreduce(ctx(), 5, 3, f, out.view(), plus<int>{}), usage_error);
+  EXPECT_THROW(segreduce(ctx(), 1, 1 << 20, f, out.view(), plus<int>{}, {segreduce_strategy::small, 0}), usage_error);
+  EXPECT_THROW(segreduce(ctx(), 1, 10, f, out.view(), plus<int>{}, {segreduce_strategy::large, -2}), usage_error);
+}
+
+SOAC_INSTANTIATE_BACKENDS(Segreduce);
+
+// The model, independent of a device.
+TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
+  device_properties h100;
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  auto chosen = [&](std::int64_t m, std::int64_t n) { return plan_segreduce(h100, m, n, 4, {}).strategy; };
+  EXPECT_EQ(chosen(1, std::int64_t{1} << 26), segreduce_strategy::large);
+  EXPECT_EQ(chosen(std::int64_t{1} << 26, 1), segreduce_strategy::sequential);
+  EXPECT_EQ(chosen(std::int64_t{1} << 22, 16), segreduce_strategy::sequential);
+  // Measured on the H100: index of max and maximum subarray sum fold faster sequentially than
+  // with the scan; a commutative sum of mid-length segments uses lane groups.
+  EXPECT_EQ(plan_segreduce(h100, 1 << 18, 256, 16, {}, false).strategy, segreduce_strategy::sequential);
+  const auto groups = plan_segreduce(h100, 1 << 18, 256, 4, {}, true);
+  EXPECT_EQ(groups.strategy, segreduce_strategy::small);
+  EXPECT_EQ(groups.group_threads, segreduce_tuning::group_lanes_wide);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 10, 256, 4, {}, false).group_threads, 0);  // segmented scan
+  EXPECT_EQ(plan_segreduce(h100, 1 << 10, 256, 4, {}, false).strategy, segreduce_strategy::small);
+  EXPECT_EQ(chosen(1 << 16, 1024), segreduce_strategy::large);  // non-commutative
+  EXPECT_EQ(plan_segreduce(h100, 1 << 16, 1024, 4, {}, true).strategy, segreduce_strategy::small);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 8, 1024, 4, {}, true).strategy, segreduce_strategy::large);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 20, 64, 8, {}, true).strategy, segreduce_strategy::sequential);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 20, 64, 4, {}, true).strategy, segreduce_strategy::small);
+  // Few short segments: the sequential tiles shrink so that every SM gets blocks.
+  const auto few = plan_segreduce(h100, 1 << 16, 1, 8, {segreduce_strategy::sequential, 0});
+  EXPECT_GE(few.grid, 1000);  // about one block per resident slot (1056)
+  EXPECT_GE(few.segments_per_block, segreduce_tuning::sequential_min_rows);
+  const auto big = plan_segreduce(h100, 1, std::int64_t{1} << 26, 4, {});
+  EXPECT_GT(big.blocks_per_segment, 1);
+  EXPECT_TRUE(big.second_pass);
+  EXPECT_EQ(big.chunk % (segreduce_tuning::block_threads * segreduce_items_per_thread(4)), 0);
+  EXPECT_GE(big.chunk * big.blocks_per_segment, std::int64_t{1} << 26);
+  const auto forced = plan_segreduce(h100, 10, 1000, 4, {segreduce_strategy::large, 3});
+  EXPECT_EQ(forced.blocks_per_segment, 1);  // 1000 elements fit one tile of 2048
+  EXPECT_EQ(forced.reason, "forced");
+  EXPECT_EQ(parse_segreduce_strategy("small"), segreduce_strategy::small);
+  EXPECT_THROW(parse_segreduce_strategy("medium"), usage_error);
+}
+
+}  // namespace
