@@ -1,5 +1,6 @@
 #include "core/context.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -104,6 +105,7 @@ context::~context() {
   cudaSetDevice(props_.ordinal);
   cudaStreamSynchronize(stream_);
   cache_.reset();  // returns cached blocks before the stream goes
+  cudaFree(counters_);
   cudaStreamDestroy(stream_);
 }
 
@@ -181,6 +183,22 @@ void context::free(void* p) noexcept {
   if (!is_cuda()) return ::operator delete(p, host_alignment);
   // Other work on the stream may still read p; cudaFree synchronises the device.
   cudaFree(p);
+}
+
+unsigned* context::zeroed_counters(std::size_t count) {
+  if (!is_cuda()) throw usage_error("zeroed_counters is for the cuda backend");
+  if (count > counter_count_) {
+    activate();
+    const std::size_t grown = std::max<std::size_t>({count, 2 * counter_count_, 1024});
+    SOAC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // no kernel may still use the old array
+    SOAC_CUDA_CHECK(cudaFree(counters_));
+    counters_ = nullptr;
+    counter_count_ = 0;
+    counters_ = static_cast<unsigned*>(allocate(grown * sizeof(unsigned)));
+    SOAC_CUDA_CHECK(cudaMemsetAsync(counters_, 0, grown * sizeof(unsigned), stream_));
+    counter_count_ = grown;
+  }
+  return counters_;
 }
 
 // Both directions: memcpy on host, a checked copy on the context's stream on cuda.

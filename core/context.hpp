@@ -71,6 +71,11 @@ class context {
   void* allocate(std::size_t bytes);
   void free(void* p) noexcept;
 
+  // cuda only: at least `count` device counters that are zero whenever no kernel of this
+  // context is running. A kernel that uses them must leave them zero again (e.g. the last block
+  // to arrive resets its counter), so single-pass kernels need no memset launch per call.
+  unsigned* zeroed_counters(std::size_t count);
+
   // Copies between the backend's memory and host memory (synchronous).
   void copy_to_backend(void* dst, const void* host_src, std::size_t bytes) const;
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) const;
@@ -81,6 +86,8 @@ class context {
   device_properties props_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cache> cache_;
+  unsigned* counters_ = nullptr;
+  std::size_t counter_count_ = 0;
 };
 
 }  // namespace soac

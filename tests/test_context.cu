@@ -104,6 +104,23 @@ TEST(CudaContext, DevicePropertiesForTheModels) {
   EXPECT_NE(ctx.stream(), nullptr);
 }
 
+TEST(CudaContext, ZeroedCountersStartAtZeroAndGrow) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  context ctx(backend::cuda);
+  unsigned* small = ctx.zeroed_counters(10);
+  ASSERT_NE(small, nullptr);
+  unsigned* grown = ctx.zeroed_counters(100'000);
+  std::vector<unsigned> h(100'000, 7);
+  ctx.copy_to_host(h.data(), grown, h.size() * sizeof(unsigned));
+  EXPECT_EQ(h, std::vector<unsigned>(100'000, 0u));
+  EXPECT_EQ(ctx.zeroed_counters(5), grown);  // no reallocation when it is large enough
+}
+
+TEST(ContextHost, ZeroedCountersAreForCudaOnly) {
+  context ctx(backend::host);
+  EXPECT_THROW(ctx.zeroed_counters(4), usage_error);
+}
+
 TEST(CudaContext, BadLaunchBecomesATypedErrorNamingTheKernel) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   context ctx(backend::cuda);

@@ -124,6 +124,28 @@ TEST_P(Segreduce, EmptySegmentsGiveTheIdentity) {
   EXPECT_NO_THROW(segreduce(ctx(), 0, 5, [] SOAC_HD(std::int64_t, std::int64_t) { return 1; }, none.view(), plus<int>{}));
 }
 
+TEST_P(Segreduce, SegmentsSplitOverManyBlocksCombineInOrder) {
+  // 1000 blocks per segment: the last block to finish folds 4 partials per thread, in order
+  // (maximum subarray sum is not commutative). Repeated calls check that the arrival counters
+  // are left at zero.
+  const std::int64_t m = 2, n = (std::int64_t{1} << 22) + 5;
+  auto f = [] SOAC_HD(std::int64_t s, std::int64_t j) {
+    return max_subarray<std::int32_t>::lift(std::int32_t((j * 2654435761u + s) % 2001) - 1000);
+  };
+  const auto expected = validate::segreduce_reference<max_subarray<std::int32_t>>(m, n, f);
+  const auto sums = validate::segreduce_reference<plus<std::int64_t>>(
+      m, n, [&](std::int64_t s, std::int64_t j) { return std::int64_t(f(s, j).total); });
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    buffer<mss_quad<std::int32_t>> out(ctx(), std::size_t(m));
+    const auto plan = segreduce(ctx(), m, n, f, out.view(), max_subarray<std::int32_t>{}, {segreduce_strategy::large, 1000});
+    EXPECT_TRUE(out.to_vector() == expected) << plan.describe();
+    buffer<std::int64_t> total(ctx(), std::size_t(m));
+    segreduce(ctx(), m, n, [f] SOAC_HD(std::int64_t s, std::int64_t j) { return std::int64_t(f(s, j).total); }, total.view(),
+              plus<std::int64_t>{}, {segreduce_strategy::large, 999});
+    EXPECT_EQ(total.to_vector(), sums);
+  }
+}
+
 TEST_P(Segreduce, HugeSegmentCountComputedElements) {
   // 2^22 + 3 segments with elements computed from (s, j): no input array at all.
   const std::int64_t m = (std::int64_t{1} << 22) + 3, n = 3;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <cuda/atomic>
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -108,11 +109,14 @@ segreduce_sequential_kernel(std::int64_t first, std::int64_t end, std::int64_t n
 // [p * chunk, min(n, (p + 1) * chunk)), Items loads per thread in flight. Commutative operators
 // let each thread fold a strided subsequence; otherwise each tile of Block x Items elements is
 // exchanged to blocked order and reduced in order (CUB's BlockReduce keeps thread order).
-// out receives segment s's value at (s - first) * blocks_per_segment + p.
+// With one block per segment the block writes out[s]. With several, each block writes its
+// partial to partials[(s - first) * blocks_per_segment + p], and the last block of the segment to
+// arrive (an acq_rel counter from ctx.zeroed_counters) combines the partials in order, writes
+// out[s] and resets the counter: one launch, no second pass.
 template <int Block, int Items, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_per_segment, std::int64_t chunk, F f,
-                       typename Op::value_type* out, Op op) {
+                       typename Op::value_type* out, typename Op::value_type* partials, unsigned* counters, Op op) {
   using T = typename Op::value_type;
   using block_reduce = cub::BlockReduce<T, Block>;
   using block_exchange = cub::BlockExchange<T, Block, Items>;
@@ -167,7 +171,31 @@ segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_p
     }
     result = acc;
   }
-  if (t == 0) out[local * blocks_per_segment + part] = result;
+  if (blocks_per_segment == 1) {
+    if (t == 0) out[s] = result;
+    return;
+  }
+  T* mine = partials + local * blocks_per_segment;
+  __shared__ bool last;
+  if (t == 0) {
+    mine[part] = result;
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrived(counters[local]);
+    last = arrived.fetch_add(1, cuda::memory_order_acq_rel) == blocks_per_segment - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // every thread's loads below come after thread 0's acquire
+  // Thread t folds a contiguous run of partials, so the block reduction (thread order) keeps the
+  // segment's order for non-commutative operators.
+  const std::int64_t per = (blocks_per_segment + Block - 1) / Block;
+  T acc = Op::identity();
+  for (std::int64_t j = t * per, e = std::min(blocks_per_segment, j + per); j < e; ++j) acc = op(acc, cub::ThreadLoad<cub::LOAD_CG>(mine + j));
+  __syncthreads();  // temp may still be in use by the tile loop's last reduction
+  const T total = block_reduce(temp.reduce).Reduce(acc, op);
+  if (t == 0) {
+    out[s] = total;
+    counters[local] = 0;  // zero again for the next kernel (ctx.zeroed_counters contract)
+  }
 }
 
 // A value with a segment-start flag: the operator of a segmented scan (associative when op is).
@@ -289,14 +317,6 @@ __global__ void segreduce_fill_kernel(std::int64_t m, T value, T* out) {
   if (i < m) out[i] = value;
 }
 
-// Reads partial results: segment s of the second pass is partials[s * k .. s * k + k).
-template <class T>
-struct partials_reader {
-  const T* data;
-  std::int64_t k;
-  __host__ __device__ T operator()(std::int64_t s, std::int64_t j) const { return data[s * k + j]; }
-};
-
 template <class Op, class F>
 void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, std::int64_t n, F f,
                     typename Op::value_type* out, Op op) {
@@ -325,24 +345,18 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
     }
     case segreduce_strategy::large: {
       const std::int64_t k = plan.blocks_per_segment;
-      buffer<T> partials;
-      T* dest = out;
-      if (k > 1) {
-        partials = buffer<T>(ctx, static_cast<std::size_t>(m * k), lifetime::temporary);
-        dest = partials.data();
-      }
       const std::int64_t slice = max_grid_x / k;
+      buffer<T> partials;
+      unsigned* counters = nullptr;
+      if (k > 1) {
+        partials = buffer<T>(ctx, static_cast<std::size_t>(std::min(slice, m) * k), lifetime::temporary);
+        counters = ctx.zeroed_counters(static_cast<std::size_t>(std::min(slice, m)));
+      }
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
         segreduce_large_kernel<B, items, Op><<<static_cast<unsigned>(count * k), B, 0, stream>>>(
-            first, n, k, plan.chunk, f, dest + first * k, op);
+            first, n, k, plan.chunk, f, out, partials.data(), counters, op);
         SOAC_CHECK_LAUNCH("segreduce_large_kernel");
-      }
-      if (k > 1) {
-        // The second pass is itself a segmented reduction: m segments of k partials, in order.
-        const segreduce_plan second =
-            plan_segreduce(ctx.props(), m, k, sizeof(T), segreduce_options{}, is_commutative_v<Op>);
-        segreduce_cuda<Op>(ctx, second, m, k, partials_reader<T>{partials.data(), k}, out, op);
       }
       break;  // partials go back to the cache; later users of the stream are ordered after us
     }

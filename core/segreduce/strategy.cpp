@@ -34,7 +34,7 @@ std::string segreduce_plan::describe() const {
       break;
     case segreduce_strategy::large:
       s << blocks_per_segment << " block" << (blocks_per_segment == 1 ? "" : "s") << "/segment, "
-        << items_per_thread << " loads in flight/thread" << (second_pass ? ", second pass" : "");
+        << items_per_thread << " loads in flight/thread" << (second_pass ? ", last block combines the partials" : "");
       break;
     default:
       s << segments_per_block << " segments/block, ";

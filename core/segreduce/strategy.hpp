@@ -4,7 +4,8 @@
 //               in shared memory with coalesced reads (whole short segments, or column chunks
 //               of block_threads long ones): the paper's transposition, per tile.
 //   large:      one or more blocks per segment, each thread reducing a chunk, a block reduction,
-//               and (with several blocks per segment) a second segreduce over the partials.
+//               and (with several blocks per segment) the last block to finish combining the
+//               partials in order, in the same launch.
 //   small:      several whole segments per block: the intra-block segmented scan (any
 //               operator), or for commutative operators a lane group per segment (WarpReduce).
 #pragma once
@@ -39,7 +40,7 @@ struct segreduce_plan {
   std::int64_t segments_per_block = 1;  // sequential and small (sequential: tile rows)
   int group_threads = 0;                // small, commutative operators: lanes per segment (0: segmented scan)
   std::int64_t grid = 0;                // blocks of the first kernel
-  bool second_pass = false;             // large with blocks_per_segment > 1
+  bool second_pass = false;             // large with blocks_per_segment > 1: partials combined by the last block
   bool host = false;                    // ran on the host backend (OpenMP); the fields above are unused
   const char* reason = "";              // why auto chose it ("forced" when options named it)
   std::string describe() const;
@@ -57,7 +58,7 @@ inline constexpr std::size_t sequential_tile_bytes = 16 * 1024;
 // in bytes of value per thread: 32 B = 8 ints, 4 int pairs or doubles, 2 quads in flight.
 inline constexpr std::size_t bytes_in_flight_per_thread = 32;
 // A large-strategy block gives each thread at least this many elements before the segment is
-// split across more blocks (fewer makes the block reduction and second pass dominate).
+// split across more blocks (fewer makes the block reduction and the combine dominate).
 inline constexpr std::int64_t large_min_items_per_thread = 16;
 // Waves of resident blocks the large strategy aims for when it splits segments: one, so that
 // no partly filled last wave idles most of the GPU (measured: 2 waves of 2048 blocks for one
