@@ -85,6 +85,20 @@ TEST_F(Cli, GenRunValidateOnTheHostBackend) {
   }
 }
 
+TEST_F(Cli, EveryAppGeneratesRunsAndValidatesOnTheHost) {
+  const std::vector<std::pair<std::string, std::string>> app_presets = {
+      {"scatter", "tiny"}, {"hist", "tiny"}, {"segreduce", "tiny"}, {"scan", "small"}, {"radixsort", "tiny"}};
+  for (const auto& [app, preset] : app_presets) {
+    const auto data = path(app), out = path(app + ".out");
+    EXPECT_OUTCOME(soac_cli("gen " + app + " --preset " + preset + " -o " + data), 0, "dataset written");
+    EXPECT_OUTCOME(soac_cli("run " + app + " --backend host -i " + data + " -o " + out), 0, "result written");
+    EXPECT_OUTCOME(soac_cli("validate " + app + " -i " + data + " -r " + out), 0, "VALID");
+    // A dataset of another app is refused with the app named.
+    EXPECT_OUTCOME(soac_cli("run " + std::string(app == "scatter" ? "hist" : "scatter") + " --backend host -i " + data),
+                   exit_code::input, app);
+  }
+}
+
 TEST_F(Cli, ValidateCatchesAWrongResult) {
   gen("data");
   ASSERT_EQ(soac_cli("run scatter --backend host -i " + path("data") + " -o " + path("out")).code, 0);

@@ -420,29 +420,30 @@ class segreduce_app final : public app {
     const auto in = bundle::open(r.input, "dataset", name());
     const auto res = bundle::open(r.result, "result", name());
     const auto s = spec_of(in.params());
-    context host(backend::host);
     validate::report rep;
-    with_input(host, in, s, [&](auto, auto f) {
-      using F = decltype(f);
-      auto show = [](auto v) { return std::to_string(v); };
-      if constexpr (std::is_same_v<F, mb::blackscholes_day>) {
-        const auto expected = validate::segreduce_reference<plus<double>>(s.m, s.n, f);
-        rep = validate::check_segreduce_close(expected, res.read<double>("result"));
-      } else {
-        std::vector<std::int32_t> expected;
-        if (s.op == op_kind::sum) {
-          expected = validate::segreduce_reference<plus<std::int32_t>>(s.m, s.n, f);
-        } else if (s.op == op_kind::argmax) {
-          for (const auto& v : validate::segreduce_reference<arg_max<std::int32_t>>(s.m, s.n, mb::indexed_element{f.data, s.n}))
-            expected.push_back(v.index);
-        } else {
-          for (const auto& v : validate::segreduce_reference<max_subarray<std::int32_t>>(s.m, s.n, mb::mss_element{f.data, s.n}))
-            expected.push_back(v.best);
-        }
-        rep = validate::check_segreduce_exact<std::int32_t>(expected, res.read<std::int32_t>("result"), show);
-      }
-      return 0;
-    });
+    if (s.op == op_kind::blackscholes) {
+      const auto rate = in.read<double>("rate"), vol = in.read<double>("volatility");
+      const auto got = res.read<double>("result");
+      const auto expected = validate::segreduce_reference<plus<double>>(s.m, s.n, mb::blackscholes_day{rate.data(), vol.data(), s.n});
+      rep = validate::check_segreduce_close(expected, got);
+      return {rep.ok(), rep.describe("segment results")};
+    }
+    const auto data = in.read<std::int32_t>("data");
+    if (std::int64_t(data.size()) != s.m * s.n)
+      throw input_error(in.path_of("data").string() + ": holds " + std::to_string(data.size()) + " values, m * n = " +
+                        std::to_string(s.m * s.n));
+    const auto got = res.read<std::int32_t>("result");
+    std::vector<std::int32_t> expected;
+    if (s.op == op_kind::sum) {
+      expected = validate::segreduce_reference<plus<std::int32_t>>(s.m, s.n, mb::row_element{data.data(), s.n});
+    } else if (s.op == op_kind::argmax) {
+      for (const auto& v : validate::segreduce_reference<arg_max<std::int32_t>>(s.m, s.n, mb::indexed_element{data.data(), s.n}))
+        expected.push_back(v.index);
+    } else {
+      for (const auto& v : validate::segreduce_reference<max_subarray<std::int32_t>>(s.m, s.n, mb::mss_element{data.data(), s.n}))
+        expected.push_back(v.best);
+    }
+    rep = validate::check_segreduce_exact<std::int32_t>(expected, got, [](std::int32_t v) { return std::to_string(v); });
     return {rep.ok(), rep.describe("segment results")};
   }
 
