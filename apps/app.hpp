@@ -14,6 +14,7 @@
 
 #include "bench/harness.hpp"
 #include "core/context.hpp"
+#include "datasets/bundle.hpp"
 
 namespace soac::apps {
 
@@ -84,6 +85,9 @@ std::vector<const app*> all_apps();
 
 // "1e7", "2^20", "1000000", "0.25" -> a JSON number (integer when exact).
 nlohmann::json parse_number(std::string_view key, std::string_view text);
+
+// Records the request (parameters, seed, preset) in the dataset's manifest and finishes it.
+void finish_dataset(datasets::bundle_writer& out, const gen_request& request);
 
 // Reads an integer parameter, checking it lies in [lo, hi].
 std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi);

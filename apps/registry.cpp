@@ -76,6 +76,13 @@ nlohmann::json parse_number(std::string_view key, std::string_view text) {
   return v;
 }
 
+void finish_dataset(datasets::bundle_writer& out, const gen_request& request) {
+  out.params() = request.params;
+  out.params()["seed"] = request.seed;
+  out.params()["preset"] = request.preset;
+  out.finish();
+}
+
 std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi) {
   if (!params.contains(key) || !params[key].is_number_integer())
     throw usage_error("parameter " + key + " must be an integer");

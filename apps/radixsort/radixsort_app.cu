@@ -33,9 +33,7 @@ radix_algorithm parse_algorithm(const std::string& variant) {
 
 std::vector<std::uint32_t> random_keys(std::int64_t n, std::uint64_t seed) {
   std::vector<std::uint32_t> k(static_cast<std::size_t>(n));
-  std::uint32_t* p = k.data();
-  SOAC_OMP_PARALLEL_FOR
-  for (std::int64_t i = 0; i < n; ++i) p[i] = datasets::random_u32(seed, 0, std::uint64_t(i));
+  datasets::fill_random_u32(k, seed, 0);
   return k;
 }
 
@@ -67,10 +65,7 @@ class radixsort_app final : public app {
       for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = value_t(i);
       out.add<value_t>("values", v);
     }
-    out.params() = r.params;
-    out.params()["seed"] = r.seed;
-    out.params()["preset"] = r.preset;
-    out.finish();
+    finish_dataset(out, r);
   }
 
   std::string run(context& ctx, const run_request& r) const override {

@@ -211,10 +211,7 @@ class scan_app final : public app {
     datasets::bundle_writer out(r.output, "dataset", name());
     out.add<value_t>("values", d.values);
     out.add<flag_t>("flags", d.flags);
-    out.params() = r.params;
-    out.params()["seed"] = r.seed;
-    out.params()["preset"] = r.preset;
-    out.finish();
+    finish_dataset(out, r);
   }
 
   std::string run(context& ctx, const run_request& r) const override {

@@ -93,10 +93,7 @@ class scatter_app final : public app {
     };
     if (datasets::scatter_needs_int64(spec)) write_all(datasets::generate_scatter<std::int64_t>(spec));
     else write_all(datasets::generate_scatter<std::int32_t>(spec));
-    out.params() = r.params;
-    out.params()["seed"] = r.seed;
-    out.params()["preset"] = r.preset;
-    out.finish();
+    finish_dataset(out, r);
   }
 
   std::string run(context& ctx, const run_request& r) const override {

@@ -347,10 +347,7 @@ class segreduce_app final : public app {
     } else {
       out.add<std::int32_t>("data", make_ints(s.m * s.n, r.seed));
     }
-    out.params() = r.params;
-    out.params()["seed"] = r.seed;
-    out.params()["preset"] = r.preset;
-    out.finish();
+    finish_dataset(out, r);
   }
 
   // Every operator's result as one array: sums, indexes of the maximum, maximum subarray sums,
