@@ -1,0 +1,183 @@
+// The three atomic update primitives of SC20 section III-B, on any address (shared or global):
+// HDW (native atomics), CAS (compare-and-swap loop over the value's 32- or 64-bit pattern) and
+// XCG (a lock per bin taken with atomicExch). Vector bins (soac::elementwise) use the element
+// operator's atomic on each element (section IV-D).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/hist/update.hpp"
+
+namespace soac::detail {
+
+template <class Op, template <class> class Family>
+struct is_family : std::false_type {};
+template <class T, template <class> class Family>
+struct is_family<Family<T>, Family> : std::true_type {};
+
+template <class Op, class = void>
+struct has_user_update : std::false_type {};
+template <class Op>
+struct has_user_update<Op, std::void_t<decltype(hist_atomic<Op>::update(
+                               static_cast<typename Op::value_type*>(nullptr), typename Op::value_type{}))>>
+    : std::true_type {};
+
+// The value as a machine word of the same size (4 or 8 bytes).
+template <class V>
+using word_of = std::conditional_t<sizeof(V) == 4, unsigned int, unsigned long long>;
+
+template <class To, class From>
+__device__ __forceinline__ To bits_as(const From& x) {
+  static_assert(sizeof(To) == sizeof(From));
+  To r;
+  __builtin_memcpy(&r, &x, sizeof(To));
+  return r;
+}
+
+// Bitwise equality (values need not have operator==); used to skip identity results.
+template <class V>
+__device__ __forceinline__ bool same_bits(const V& a, const V& b) {
+  if constexpr (sizeof(V) % 4 == 0) {
+    unsigned int wa[sizeof(V) / 4], wb[sizeof(V) / 4];
+    __builtin_memcpy(wa, &a, sizeof(V));
+    __builtin_memcpy(wb, &b, sizeof(V));
+    bool eq = true;
+#pragma unroll
+    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) eq &= wa[j] == wb[j];
+    return eq;
+  } else {
+    const auto* pa = reinterpret_cast<const unsigned char*>(&a);
+    const auto* pb = reinterpret_cast<const unsigned char*>(&b);
+    for (std::size_t j = 0; j < sizeof(V); ++j)
+      if (pa[j] != pb[j]) return false;
+    return true;
+  }
+}
+
+// Loads and stores that bypass non-coherent caches, for values guarded by a lock.
+template <class V>
+__device__ __forceinline__ V load_volatile(const V* p) {
+  V r;
+  if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
+    const volatile unsigned int* s = reinterpret_cast<const volatile unsigned int*>(p);
+    unsigned int w[sizeof(V) / 4];
+#pragma unroll
+    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) w[j] = s[j];
+    __builtin_memcpy(&r, w, sizeof(V));
+  } else {
+    const volatile unsigned char* s = reinterpret_cast<const volatile unsigned char*>(p);
+    unsigned char w[sizeof(V)];
+    for (std::size_t j = 0; j < sizeof(V); ++j) w[j] = s[j];
+    __builtin_memcpy(&r, w, sizeof(V));
+  }
+  return r;
+}
+
+template <class V>
+__device__ __forceinline__ void store_volatile(V* p, const V& v) {
+  if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
+    volatile unsigned int* d = reinterpret_cast<volatile unsigned int*>(p);
+    unsigned int w[sizeof(V) / 4];
+    __builtin_memcpy(w, &v, sizeof(V));
+#pragma unroll
+    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) d[j] = w[j];
+  } else {
+    volatile unsigned char* d = reinterpret_cast<volatile unsigned char*>(p);
+    unsigned char w[sizeof(V)];
+    __builtin_memcpy(w, &v, sizeof(V));
+    for (std::size_t j = 0; j < sizeof(V); ++j) d[j] = w[j];
+  }
+}
+
+// HDW: the native atomic of a built-in (operator, type) pair, or the user's update.
+template <class Op, class V>
+__device__ __forceinline__ void hw_update(V* p, V v) {
+  if constexpr (has_user_update<Op>::value) {
+    hist_atomic<Op>::update(p, v);
+  } else if constexpr (sizeof(V) == 8 && std::is_integral_v<V>) {
+    // CUDA spells 64-bit atomics with (unsigned) long long; int64_t is long on LP64.
+    using S = std::conditional_t<std::is_signed_v<V>, long long, unsigned long long>;
+    auto* q = reinterpret_cast<S*>(p);
+    auto* uq = reinterpret_cast<unsigned long long*>(p);
+    const S x = static_cast<S>(v);
+    if constexpr (is_family<Op, plus>::value) atomicAdd(uq, static_cast<unsigned long long>(x));
+    else if constexpr (is_family<Op, minimum>::value) atomicMin(q, x);
+    else if constexpr (is_family<Op, maximum>::value) atomicMax(q, x);
+    else if constexpr (is_family<Op, bit_and>::value) atomicAnd(uq, static_cast<unsigned long long>(x));
+    else if constexpr (is_family<Op, bit_or>::value) atomicOr(uq, static_cast<unsigned long long>(x));
+    else static_assert(sizeof(Op) == 0, "hist_atomic says hdw but no hardware atomic is known for this operator");
+  } else {
+    if constexpr (is_family<Op, plus>::value) atomicAdd(p, v);
+    else if constexpr (is_family<Op, minimum>::value) atomicMin(p, v);
+    else if constexpr (is_family<Op, maximum>::value) atomicMax(p, v);
+    else if constexpr (is_family<Op, bit_and>::value) atomicAnd(p, v);
+    else if constexpr (is_family<Op, bit_or>::value) atomicOr(p, v);
+    else static_assert(sizeof(Op) == 0, "hist_atomic says hdw but no hardware atomic is known for this operator");
+  }
+}
+
+// CAS: retry until the word we combined with is still the one in memory. A result equal to the
+// value read means v is already absorbed (the read was a real past value), so no write is needed;
+// that keeps argmax and saturation cheap when most updates lose.
+template <class Op, class V>
+__device__ __forceinline__ void cas_update(V* p, V v) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8, "CAS atomics need a 4- or 8-byte value");
+  using W = word_of<V>;
+  W* w = reinterpret_cast<W*>(p);
+  W old = *reinterpret_cast<volatile W*>(w);
+  while (true) {
+    const W next = bits_as<W>(Op{}(bits_as<V>(old), v));
+    if (next == old) return;
+    const W seen = atomicCAS(w, old, next);
+    if (seen == old) return;
+    old = seen;
+  }
+}
+
+// XCG: a spin lock per bin. The loop keeps the critical section inside the `if`, so a warp whose
+// lanes contend for one lock always lets the winner finish.
+template <class Op, class V>
+__device__ __forceinline__ void lock_update(V* p, int* lock, const V& v) {
+  bool done = false;
+  while (!done) {
+    if (atomicExch(lock, 1) == 0) {
+      __threadfence();
+      store_volatile(p, Op{}(load_volatile(p), v));
+      __threadfence();
+      atomicExch(lock, 0);
+      done = true;
+    }
+  }
+}
+
+// One update of the bin at p (lock: its lock for xcg, unused otherwise).
+template <atomic_kind K, class Op>
+__device__ __forceinline__ void atomic_update(typename Op::value_type* p, int* lock, const typename Op::value_type& v) {
+  if constexpr (K == atomic_kind::xcg) {
+    lock_update<Op>(p, lock, v);
+  } else if constexpr (is_elementwise<Op>::value) {
+    using E = typename Op::scalar_op;
+#pragma unroll
+    for (int j = 0; j < Op::size; ++j) atomic_update<K, E>(&p->v[j], nullptr, v.v[j]);
+  } else if constexpr (K == atomic_kind::hdw) {
+    hw_update<Op>(p, v);
+  } else {
+    cas_update<Op>(p, v);
+  }
+}
+
+// Whether kind K can update Op's values: hdw only where the trait says so, cas for 4/8-byte
+// units, xcg always.
+template <class Op>
+constexpr bool atomic_allowed(atomic_kind k) {
+  using U = typename atomic_unit<Op>::op;
+  using V = typename U::value_type;
+  switch (k) {
+    case atomic_kind::hdw: return hist_atomic<Op>::kind == atomic_kind::hdw;
+    case atomic_kind::cas: return sizeof(V) == 4 || sizeof(V) == 8;
+    default: return true;
+  }
+}
+
+}  // namespace soac::detail

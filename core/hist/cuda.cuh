@@ -1,0 +1,352 @@
+// CUDA kernels of hist: the shared-memory kernel (SC20 Fig 4: M sub-histograms per block with
+// strided assignment, one chunk of bins per pass, block results combined into the destination
+// with the operator's own atomic), the global-memory kernel (M sub-histograms sized to L2, then a
+// reduction), and the RF inspector. The same shared kernel serves batched histograms (K blocks per
+// histogram, section IV-C).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <cub/block/block_reduce.cuh>
+#include <cuda/std/span>
+
+#include "core/context.hpp"
+#include "core/error.hpp"
+#include "core/hist/atomics.cuh"
+#include "core/hist/strategy.hpp"
+#include "core/hist/update.hpp"
+#include "core/launch.cuh"
+
+namespace soac::detail {
+
+// Elements a thread evaluates before applying their updates: fewer when each yields several.
+template <class F>
+constexpr int hist_items() {
+  using R = decltype(std::declval<F>()(std::int64_t{0}));
+  return std::max(1, hist_tuning::items_per_thread / updates_of<R>::count);
+}
+
+// Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram.
+template <atomic_kind K, class Op, class R>
+__device__ __forceinline__ void apply_updates(const R& r, typename Op::value_type* sub, int* locks, std::int64_t off,
+                                              std::int64_t limit) {
+  using U = updates_of<R>;
+  using V = typename Op::value_type;
+#pragma unroll
+  for (int k = 0; k < U::count; ++k) {
+    const auto& u = U::get(r, k);
+    const std::int64_t b = u.bin;
+    if (b >= off && b - off < limit) atomic_update<K, Op>(sub + (b - off), locks ? locks + (b - off) : nullptr, static_cast<V>(u.value));
+  }
+}
+
+// Evaluates f over part `part` of `parts` balanced, contiguous parts of [begin, end) (whole
+// tiles would leave up to one tile per block of imbalance). Within a tile of B * Items elements,
+// all Items loads are issued before any update, so each thread keeps Items loads in flight.
+template <int Items, class F, class Apply>
+__device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, std::int64_t part, std::int64_t parts,
+                                         F& f, Apply&& apply) {
+  using R = decltype(f(std::int64_t{0}));
+  const std::int64_t len = end - begin;
+  // Parts start at multiples of 32 elements so warps' loads stay aligned.
+  const std::int64_t per = ((len + parts - 1) / parts + 31) & ~std::int64_t{31};
+  const std::int64_t lo = begin + std::min(len, part * per), hi = begin + std::min(len, (part + 1) * per);
+  const std::int64_t step = blockDim.x;
+  std::int64_t i = lo + threadIdx.x;
+  for (; i + (Items - 1) * step < hi; i += Items * step) {
+    R r[Items];
+#pragma unroll
+    for (int j = 0; j < Items; ++j) r[j] = f(i + j * step);
+#pragma unroll
+    for (int j = 0; j < Items; ++j) apply(r[j]);
+  }
+  for (; i < hi; i += step) apply(f(i));
+}
+
+// One pass (bins [off, off + chunk)) of the shared-memory strategy. Block b works on histogram
+// b / per_hist over elements [h * seg_len, (h + 1) * seg_len); per_hist = gridDim.x and
+// seg_len = n for a single histogram.
+template <atomic_kind K, int Items, class Op, class F>
+__global__ void __launch_bounds__(hist_tuning::shared_block)
+    hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
+                       int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M) {
+  using V = typename Op::value_type;
+  extern __shared__ __align__(16) unsigned char smem[];
+  V* sub = reinterpret_cast<V*>(smem);
+  const int total = M * chunk;
+  int* locks = K == atomic_kind::xcg ? reinterpret_cast<int*>(smem + ((std::size_t(total) * sizeof(V) + 3) & ~std::size_t(3))) : nullptr;
+  for (int i = threadIdx.x; i < total; i += blockDim.x) {
+    sub[i] = Op::identity();
+    if (locks) locks[i] = 0;
+  }
+  __syncthreads();
+  const std::int64_t h = blockIdx.x / per_hist, r = blockIdx.x % per_hist;
+  const std::int64_t limit = std::min<std::int64_t>(chunk, H - off);
+  // Strided assignment (III-C): neighbouring threads update different sub-histograms.
+  const int lhid = (threadIdx.x % M) * chunk;
+  V* mine = sub + lhid;
+  int* my_locks = locks ? locks + lhid : nullptr;
+  for_part<Items>(h * seg_len, (h + 1) * seg_len, r, per_hist, f,
+                   [&](const auto& res) { apply_updates<K, Op>(res, mine, my_locks, off, limit); });
+  __syncthreads();
+  // Combine the block's M sub-histograms and fold the result into the destination.
+  V* out = histo + h * H + off;
+  int* out_locks = global_locks ? global_locks + h * H + off : nullptr;
+  for (std::int64_t b = threadIdx.x; b < limit; b += blockDim.x) {
+    V acc = sub[b];
+    for (int m = 1; m < M; ++m) acc = Op{}(acc, sub[std::int64_t{m} * chunk + b]);
+    if (!same_bits(acc, Op::identity())) atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
+  }
+}
+
+// One pass of the global-memory strategy: thread t updates sub-histogram t % M (chunk bins each).
+template <atomic_kind K, int Items, class Op, class F>
+__global__ void __launch_bounds__(hist_tuning::global_block)
+    hist_global_kernel(std::int64_t n, F f, typename Op::value_type* subs, int* locks, std::int64_t H,
+                       std::int64_t off, std::int64_t chunk, int M) {
+  const std::int64_t gtid = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::int64_t lhid = (gtid % M) * chunk;
+  const std::int64_t limit = std::min<std::int64_t>(chunk, H - off);
+  auto* mine = subs + lhid;
+  int* my_locks = locks ? locks + lhid : nullptr;
+  for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
+                   [&](const auto& res) { apply_updates<K, Op>(res, mine, my_locks, off, limit); });
+}
+
+template <class V>
+__global__ void hist_fill_kernel(V* p, std::int64_t count, V value) {
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += std::int64_t{gridDim.x} * blockDim.x)
+    p[i] = value;
+}
+
+// histo[off + b] = histo[off + b] (+) sub_0[b] (+) ... (+) sub_{M-1}[b].
+template <class Op>
+__global__ void hist_reduce_kernel(const typename Op::value_type* subs, typename Op::value_type* histo,
+                                   std::int64_t limit, std::int64_t chunk, int M) {
+  for (std::int64_t b = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; b < limit; b += std::int64_t{gridDim.x} * blockDim.x) {
+    auto acc = histo[b];
+    for (int m = 0; m < M; ++m) acc = Op{}(acc, subs[std::int64_t{m} * chunk + b]);
+    histo[b] = acc;
+  }
+}
+
+// RF inspector (III-D): marks the bins each sampled group touches in a bitmap and counts the
+// in-range updates and the distinct bins. Grid: (blocks per group, groups).
+inline constexpr int inspect_block = 256;
+template <class F>
+__global__ void __launch_bounds__(inspect_block)
+    hist_inspect_kernel(std::int64_t n, F f, std::int64_t H, std::int64_t group, unsigned int* bits,
+                        unsigned long long* counts) {
+  using R = decltype(f(std::int64_t{0}));
+  using U = updates_of<R>;
+  const int g = blockIdx.y;
+  const std::int64_t start = gridDim.y > 1 ? g * ((n - group) / (gridDim.y - 1)) : 0;
+  const std::int64_t words = (H + 31) / 32;
+  unsigned int* my_bits = bits + g * words;
+  unsigned long long hits = 0, distinct = 0;
+  for (std::int64_t j = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < group; j += std::int64_t{gridDim.x} * blockDim.x) {
+    const R r = f(start + j);
+#pragma unroll
+    for (int k = 0; k < U::count; ++k) {
+      const std::int64_t b = U::get(r, k).bin;
+      if (b < 0 || b >= H) continue;
+      ++hits;
+      const unsigned int bit = 1u << (b % 32);
+      if (!(atomicOr(my_bits + b / 32, bit) & bit)) ++distinct;
+    }
+  }
+  using reduce = cub::BlockReduce<unsigned long long, inspect_block>;
+  __shared__ typename reduce::TempStorage tmp;
+  const unsigned long long h = reduce(tmp).Sum(hits);
+  __syncthreads();
+  const unsigned long long d = reduce(tmp).Sum(distinct);
+  if (threadIdx.x == 0) {
+    atomicAdd(counts + 2 * g, d);
+    atomicAdd(counts + 2 * g + 1, h);
+  }
+}
+
+// Estimates RF: updates per distinct bin over groups of H consecutive elements (1 when nothing
+// lands in range). Synchronises the stream: the plan depends on the answer.
+template <class F>
+double hist_inspect_cuda(context& ctx, std::int64_t n, F f, std::int64_t H) {
+  const inspector_shape shape = plan_inspector(n, H);
+  if (shape.groups == 0) return 1.0;
+  const std::int64_t words = (H + 31) / 32;
+  const std::size_t bit_bytes = std::size_t(words) * shape.groups * 4, count_bytes = 2 * shape.groups * 8;
+  auto* mem = static_cast<unsigned char*>(ctx.allocate_temp(bit_bytes + count_bytes));
+  auto* counts = reinterpret_cast<unsigned long long*>(mem);
+  auto* bits = reinterpret_cast<unsigned int*>(mem + count_bytes);
+  std::vector<unsigned long long> host(2 * shape.groups);
+  try {
+    SOAC_CUDA_CHECK(cudaMemsetAsync(mem, 0, bit_bytes + count_bytes, ctx.stream()));
+    const std::int64_t blocks = std::clamp<std::int64_t>(ceil_div(shape.group, inspect_block * 8), 1, 1024);
+    hist_inspect_kernel<<<dim3(unsigned(blocks), unsigned(shape.groups)), inspect_block, 0, ctx.stream()>>>(n, f, H, shape.group, bits, counts);
+    SOAC_CHECK_LAUNCH("hist_inspect_kernel");
+    SOAC_CUDA_CHECK(cudaMemcpyAsync(host.data(), counts, count_bytes, cudaMemcpyDeviceToHost, ctx.stream()));
+    SOAC_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  } catch (...) {
+    ctx.free_temp(mem);
+    throw;
+  }
+  ctx.free_temp(mem);
+  double sum = 0;
+  int used = 0;
+  for (int g = 0; g < shape.groups; ++g) {
+    if (host[2 * g] == 0) continue;
+    sum += double(host[2 * g + 1]) / double(host[2 * g]);
+    ++used;
+  }
+  return used ? sum / used : 1.0;
+}
+
+// Temporary device memory released at scope exit.
+struct hist_temp {
+  context& ctx;
+  void* p = nullptr;
+  hist_temp(context& c, std::size_t bytes) : ctx(c) { p = bytes ? c.allocate_temp(bytes) : nullptr; }
+  ~hist_temp() { if (p) ctx.free_temp(p); }
+  hist_temp(const hist_temp&) = delete;
+  hist_temp& operator=(const hist_temp&) = delete;
+};
+
+template <atomic_kind K, int items, class Op, class F>
+void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
+                     typename Op::value_type* histo, std::int64_t H, std::size_t bytes);
+
+template <atomic_kind K, class Op, class F>
+void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
+                        typename Op::value_type* histo, std::int64_t H) {
+  using V = typename Op::value_type;
+  const std::size_t count = std::size_t(plan.multi) * plan.chunk;
+  // Values, then (xcg) the locks at the next 4-byte boundary, as the kernel lays them out.
+  const std::size_t bytes = K == atomic_kind::xcg ? ((count * sizeof(V) + 3) & ~std::size_t(3)) + count * 4 : count * sizeof(V);
+  // (Twice the items for blocks that fill an SM alone was measured on the H100 and gained
+  // nothing: 48K int bins 93.5 us with 8, 94.0 us with 16.)
+  hist_shared_run<K, hist_items<F>(), Op>(ctx, plan, seg_len, batches, f, histo, H, bytes);
+}
+
+template <atomic_kind K, int items, class Op, class F>
+void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
+                     typename Op::value_type* histo, std::int64_t H, std::size_t bytes) {
+  auto kernel = hist_shared_kernel<K, items, Op, F>;
+  plan.shared_bytes = bytes;
+  SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  int per_sm = 0;
+  SOAC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.block_threads, bytes));
+  if (per_sm < 1) throw resource_error("hist: the shared-memory kernel cannot run with " + std::to_string(bytes) + " bytes of shared memory");
+  const std::int64_t resident = std::int64_t(ctx.props().sm_count) * per_sm;
+  if (batches == 1) {
+    plan.grid = std::clamp<std::int64_t>(ceil_div(seg_len, std::int64_t(plan.block_threads) * items), 1, resident);
+  } else {
+    // IV-C: K = ceil((T / B) / Nout) blocks per histogram.
+    plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div(resident, batches));
+    plan.grid = plan.blocks_per_histogram * batches;
+    if (plan.grid > max_grid_x) throw usage_error("hist: too many batched histograms for one grid");
+  }
+  plan.items_per_thread = items;
+  hist_temp locks(ctx, K == atomic_kind::xcg ? std::size_t(batches * H) * 4 : 0);
+  if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, std::size_t(batches * H) * 4, ctx.stream()));
+  const std::int64_t per_hist = batches == 1 ? plan.grid : plan.blocks_per_histogram;
+  for (std::int64_t off = 0; off < H; off += plan.chunk) {
+    kernel<<<unsigned(plan.grid), plan.block_threads, bytes, ctx.stream()>>>(seg_len, per_hist, f, histo,
+                                                                             static_cast<int*>(locks.p), H, off,
+                                                                             int(plan.chunk), plan.multi);
+    SOAC_CHECK_LAUNCH("hist_shared_kernel");
+  }
+}
+
+template <atomic_kind K, class Op, class F>
+void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
+  using V = typename Op::value_type;
+  constexpr int items = hist_items<F>();
+  plan.items_per_thread = items;
+  plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * items), 1,
+                                       std::int64_t(ctx.props().sm_count) * ctx.props().max_threads_per_sm / plan.block_threads);
+  const std::int64_t M = plan.multi, chunk = plan.chunk;
+  // M = 1 updates the destination in place; otherwise M sub-histograms of one chunk each.
+  hist_temp subs(ctx, M > 1 ? std::size_t(M * chunk) * sizeof(V) : 0);
+  const std::int64_t lock_count = K == atomic_kind::xcg ? (M > 1 ? M * chunk : H) : 0;
+  hist_temp locks(ctx, std::size_t(lock_count) * 4);
+  if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, std::size_t(lock_count) * 4, ctx.stream()));
+  const int fill_grid = int(std::min<std::int64_t>(ceil_div(M * chunk, 256), 4 * ctx.props().sm_count));
+  for (std::int64_t off = 0; off < H; off += chunk) {
+    const std::int64_t limit = std::min(chunk, H - off);
+    V* target = M > 1 ? static_cast<V*>(subs.p) : histo + off;
+    int* target_locks = locks.p ? static_cast<int*>(locks.p) + (M > 1 ? 0 : off) : nullptr;
+    if (M > 1) {
+      hist_fill_kernel<<<fill_grid, 256, 0, ctx.stream()>>>(target, M * chunk, Op::identity());
+      SOAC_CHECK_LAUNCH("hist_fill_kernel");
+    }
+    hist_global_kernel<K, items, Op><<<unsigned(plan.grid), plan.block_threads, 0, ctx.stream()>>>(
+        n, f, target, target_locks, H, off, M > 1 ? chunk : limit, int(M));
+    SOAC_CHECK_LAUNCH("hist_global_kernel");
+    if (M > 1) {
+      const int grid = int(std::clamp<std::int64_t>(ceil_div(limit, 256), 1, 8 * ctx.props().sm_count));
+      hist_reduce_kernel<Op><<<grid, 256, 0, ctx.stream()>>>(target, histo + off, limit, chunk, int(M));
+      SOAC_CHECK_LAUNCH("hist_reduce_kernel");
+    }
+  }
+}
+
+// Calls fn(integral_constant<atomic_kind, K>) for the kind chosen at run time, instantiating only
+// the kinds the operator allows.
+template <class Op, class Fn>
+void with_atomic_kind(atomic_kind k, Fn&& fn) {
+  if constexpr (atomic_allowed<Op>(atomic_kind::hdw))
+    if (k == atomic_kind::hdw) return fn(std::integral_constant<atomic_kind, atomic_kind::hdw>{});
+  if constexpr (atomic_allowed<Op>(atomic_kind::cas))
+    if (k == atomic_kind::cas) return fn(std::integral_constant<atomic_kind, atomic_kind::cas>{});
+  if (k == atomic_kind::xcg) return fn(std::integral_constant<atomic_kind, atomic_kind::xcg>{});
+  throw usage_error("hist: atomic kind " + std::string(to_string(k)) + " cannot update this value type");
+}
+
+// A single histogram: plan (running the inspector if the global model needs RF), then launch.
+template <class Op, class F>
+hist_plan hist_cuda(context& ctx, const hist_options& options, atomic_kind kind, std::int64_t n, F f,
+                    typename Op::value_type* histo, std::int64_t H) {
+  ctx.activate();
+  hist_plan plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, options,
+                             [&] { return hist_inspect_cuda(ctx, n, f, H); });
+  if (n == 0 || H == 0) return plan;
+  with_atomic_kind<Op>(kind, [&](auto k) {
+    if (plan.strategy == hist_strategy::shared) hist_shared_launch<decltype(k)::value, Op>(ctx, plan, n, 1, f, histo, H);
+    else hist_global_launch<decltype(k)::value, Op>(ctx, plan, n, f, histo, H);
+  });
+  return plan;
+}
+
+// Batched: Nout histograms over segments of seg_len elements, with K blocks per histogram when one
+// histogram fits shared memory in one pass; otherwise one flattened Nout*H histogram.
+template <class Op, class F, class Flat>
+hist_plan hist_batched_cuda(context& ctx, const hist_options& options, atomic_kind kind, std::int64_t batches,
+                            std::int64_t seg_len, F f, Flat flat, typename Op::value_type* histo, std::int64_t H) {
+  ctx.activate();
+  const std::size_t el = model_element_bytes<Op>(kind);
+  if (options.strategy != hist_strategy::global && el <= ctx.props().shared_per_block_optin) {
+    hist_options o = options;
+    if (o.passes == 0) o.passes = 1;
+    hist_plan plan;
+    bool fits = true;
+    try {
+      plan = plan_hist_shared(ctx.props(), seg_len, H, el, kind, o);
+    } catch (const usage_error&) {
+      if (options.strategy == hist_strategy::shared) throw;
+      fits = false;
+    }
+    if (fits && (plan.passes == 1 || options.strategy == hist_strategy::shared)) {
+      plan.batches = batches;
+      plan.n = batches * seg_len;
+      if (plan.n == 0 || H == 0) return plan;
+      with_atomic_kind<Op>(kind, [&](auto k) { hist_shared_launch<decltype(k)::value, Op>(ctx, plan, seg_len, batches, f, histo, H); });
+      return plan;
+    }
+  }
+  hist_plan plan = hist_cuda<Op>(ctx, options, kind, batches * seg_len, flat, histo, batches * H);
+  plan.batches = batches;
+  return plan;
+}
+
+}  // namespace soac::detail

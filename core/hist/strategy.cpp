@@ -1,0 +1,244 @@
+#include "core/hist/strategy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace soac {
+
+std::string_view to_string(hist_strategy s) {
+  switch (s) {
+    case hist_strategy::automatic: return "auto";
+    case hist_strategy::shared: return "shared";
+    case hist_strategy::global: return "global";
+  }
+  return "?";
+}
+
+std::string_view to_string(atomic_kind k) {
+  switch (k) {
+    case atomic_kind::hdw: return "hdw";
+    case atomic_kind::cas: return "cas";
+    case atomic_kind::xcg: return "xcg";
+  }
+  return "?";
+}
+
+hist_strategy parse_hist_strategy(std::string_view s) {
+  for (auto v : {hist_strategy::automatic, hist_strategy::shared, hist_strategy::global})
+    if (s == to_string(v)) return v;
+  throw usage_error("unknown hist strategy '" + std::string(s) + "' (expected auto, shared or global)");
+}
+
+atomic_kind parse_atomic_kind(std::string_view s) {
+  for (auto v : {atomic_kind::hdw, atomic_kind::cas, atomic_kind::xcg})
+    if (s == to_string(v)) return v;
+  throw usage_error("unknown atomic kind '" + std::string(s) + "' (expected hdw, cas or xcg)");
+}
+
+int max_shared_passes(atomic_kind kind) {
+  switch (kind) {
+    case atomic_kind::hdw: return hist_tuning::max_shared_passes_hdw;
+    case atomic_kind::cas: return hist_tuning::max_shared_passes_cas;
+    default: return hist_tuning::max_shared_passes_xcg;
+  }
+}
+
+namespace {
+
+std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const hist_options& o) {
+  if (n < 0) throw usage_error("hist: n must not be negative");
+  if (bins < 0) throw usage_error("hist: the number of bins must not be negative");
+  if (el_bytes == 0) throw usage_error("hist: empty value type");
+  if (o.multi < 0) throw usage_error("hist: M (multi) must be at least 1, or 0 for the model");
+  if (o.passes < 0) throw usage_error("hist: S (passes) must be at least 1, or 0 for the model");
+  if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
+}
+
+// Shared memory one block may use when `per_sm` blocks share an SM (footnote 7).
+std::size_t shared_limit(const device_properties& p, int per_sm) {
+  const std::size_t share = p.shared_per_sm / std::size_t(per_sm);
+  const std::size_t usable = share > hist_tuning::shared_reserved_per_block ? share - hist_tuning::shared_reserved_per_block : 0;
+  return std::min(usable, std::max(p.shared_per_block_optin, p.shared_per_block));
+}
+
+}  // namespace
+
+hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
+                           atomic_kind kind, const hist_options& o) {
+  check_common(n, H, el, o);
+  hist_plan plan;
+  plan.strategy = hist_strategy::shared;
+  plan.atomic = kind;
+  plan.n = n;
+  plan.bins = H;
+  plan.block_threads = std::min(hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
+  plan.items_per_thread = hist_tuning::items_per_thread;
+  const int B = plan.block_threads;
+  const int k = std::max(1, p.max_threads_per_sm / B);  // blocks that fit an SM by threads
+  const std::size_t L_k = shared_limit(p, k), L_1 = shared_limit(p, 1);
+  const std::int64_t Hs = std::max<std::int64_t>(H, 1);
+  const auto fits = [&](std::int64_t M, std::int64_t chunk, std::size_t L) { return std::size_t(M * chunk) * el <= L; };
+
+  // Eqs. 1-3 for a per-block limit L with `per_sm` blocks per SM.
+  struct shape { std::int64_t M, S, chunk; std::size_t L; int per_sm; };
+  const auto model = [&](std::size_t L, int per_sm) {
+    const std::int64_t blocks = std::int64_t(p.sm_count) * per_sm;
+    const std::size_t L_multi = kind == atomic_kind::hdw ? std::min(L, hist_tuning::hdw_multi_bytes) : L;
+    const double m = double(std::min<std::int64_t>(std::int64_t(L_multi / el), ceil_div64(std::max<std::int64_t>(n, 1), blocks))) / double(Hs);
+    const std::int64_t M = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(std::floor(m)), B));
+    const std::int64_t len = std::max<std::int64_t>(1, std::int64_t(L / (el * M)));
+    const std::int64_t S = ceil_div64(Hs, len);
+    return shape{M, S, ceil_div64(Hs, S), L, per_sm};
+  };
+  if (std::size_t(1) * el > L_1) throw usage_error("hist: one bin (" + std::to_string(el) + " bytes) does not fit shared memory");
+
+  shape s{};
+  if (o.passes > 0) {
+    const std::int64_t S = std::min<std::int64_t>(o.passes, Hs);
+    const std::int64_t chunk = ceil_div64(Hs, S);
+    const bool small = fits(std::max(1, o.multi), chunk, L_k);
+    const std::size_t L = small ? L_k : L_1;
+    std::int64_t M = o.multi > 0 ? std::min(o.multi, B) : std::max<std::int64_t>(1, std::min<std::int64_t>(B, std::int64_t(L / (el * chunk))));
+    if (!fits(M, chunk, L))
+      throw usage_error("hist: M=" + std::to_string(M) + " sub-histograms of " + std::to_string(chunk) + " bins (S=" +
+                        std::to_string(S) + ") do not fit " + std::to_string(L_1) + " bytes of shared memory");
+    s = {M, S, chunk, L, small ? k : 1};
+  } else if (o.multi > 0) {
+    const std::int64_t M = std::min(o.multi, B);
+    const bool small = fits(M, Hs, L_k);
+    const std::size_t L = small || fits(M, Hs, L_1) ? (small ? L_k : L_1) : L_1;
+    const std::int64_t len = std::int64_t(L / (el * M));
+    if (len < 1) throw usage_error("hist: M=" + std::to_string(M) + " sub-histograms do not fit shared memory");
+    const std::int64_t S = ceil_div64(Hs, len);
+    s = {M, S, ceil_div64(Hs, S), L, small ? k : 1};
+  } else {
+    s = model(L_k, k);
+    // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
+    // run one block per SM with all of it.
+    if (s.S > 1 && k > 1) s = model(L_1, 1);
+  }
+  plan.multi = int(s.M);
+  plan.passes = int(s.S);
+  plan.chunk = s.chunk;
+  plan.coop = ceil_div64(B, s.M);
+  plan.shared_bytes = std::size_t(s.M * s.chunk) * el;
+  const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
+  plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
+  return plan;
+}
+
+hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
+                           atomic_kind kind, double rf, const hist_options& o) {
+  check_common(n, H, el, o);
+  namespace t = hist_tuning;
+  hist_plan plan;
+  plan.strategy = hist_strategy::global;
+  plan.atomic = kind;
+  plan.n = n;
+  plan.bins = H;
+  plan.block_threads = t::global_block;
+  plan.items_per_thread = t::items_per_thread;
+  plan.race_factor = rf;
+  const double T = double(std::int64_t(p.sm_count) * p.max_threads_per_sm);
+  const double Hs = double(std::max<std::int64_t>(H, 1));
+  const double L2 = double(p.l2_bytes);
+  const double u = kind == atomic_kind::hdw ? t::u_hdw : t::u_other;
+  // Eq. 4: sparse histograms leave lines untouched, so the L2 holds RF-times more sub-histograms,
+  // less the part of each line a lone bin wastes.
+  // Average bytes per bin in L2: xcg keeps its locks in a separate array, so the value and the
+  // lock each fill their own lines (the paper's layout 2: (sizeof + 4) / 2); this is what
+  // reproduces Table I's XCG rows.
+  const double el_avg = kind == atomic_kind::xcg ? double(el) / 2 : double(el);
+  const double race = std::max(1.0, t::k_rf * std::max(rf, 1.0) / std::max(1.0, t::l2_line_bytes / el_avg));
+  const double budget = t::f_l2 * L2 * race;  // bytes of L2 the sub-histograms may take
+  std::int64_t S, M;
+  double chunk;
+  if (o.passes > 0 || o.multi > 0) {
+    S = o.passes > 0 ? std::min<std::int64_t>(o.passes, H > 0 ? H : 1) : 1;
+    chunk = std::ceil(Hs / double(S));
+    M = o.multi > 0 ? o.multi : std::max<std::int64_t>(1, std::int64_t(std::floor(T / std::min(T, u * chunk / std::max(1e-9, std::min(budget / double(el), double(std::max<std::int64_t>(n, 1))) / T)))));
+  } else {
+    // Eq. 5: passes so that the sub-histograms of the least cooperation allowed fit L2.
+    const double c_max = std::min(T, Hs / t::k_min);
+    const double m_min = std::max(1.0, std::floor(T / std::max(1.0, c_max)));
+    S = std::max<std::int64_t>(1, std::int64_t(std::ceil(m_min * Hs * el_avg / budget)));
+    chunk = std::ceil(Hs / double(S));
+    // Eq. 6: the largest M that still fits.
+    const double k_max = std::min(budget / double(el), double(std::max<std::int64_t>(n, 1))) / T;
+    const double C = std::min(T, u * chunk / k_max);
+    M = std::max<std::int64_t>(1, std::int64_t(std::floor(T / std::max(1.0, C))));
+  }
+  plan.multi = int(std::min<std::int64_t>(M, std::int64_t(T)));
+  plan.passes = int(S);
+  plan.chunk = std::int64_t(chunk);
+  plan.coop = std::int64_t(std::ceil(T / plan.multi));
+  const std::int64_t per_block = std::int64_t(plan.block_threads) * plan.items_per_thread;
+  plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(T) / plan.block_threads, ceil_div64(n, per_block)));
+  return plan;
+}
+
+hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el, atomic_kind kind,
+                    const hist_options& o, const std::function<double()>& inspect) {
+  check_common(n, H, el, o);
+  auto global = [&] {
+    bool estimate = o.race_factor <= 0 && !(o.multi > 0 || o.passes > 0);
+    if (estimate) {
+      // The inspector waits for the device; skip it when no RF (1 .. H, its range) changes the plan.
+      const hist_plan lo = plan_hist_global(p, n, H, el, kind, 1.0, o);
+      const hist_plan hi = plan_hist_global(p, n, H, el, kind, double(std::max<std::int64_t>(H, 1)), o);
+      if (lo.multi == hi.multi && lo.passes == hi.passes) estimate = false;
+    }
+    const double rf = o.race_factor > 0 ? o.race_factor : estimate && inspect ? inspect() : 1.0;
+    hist_plan plan = plan_hist_global(p, n, H, el, kind, rf, o);
+    plan.race_factor_estimated = estimate && inspect;
+    return plan;
+  };
+  switch (o.strategy) {
+    case hist_strategy::shared: return plan_hist_shared(p, n, H, el, kind, o);
+    case hist_strategy::global: return global();
+    default: break;
+  }
+  // V-A: model-driven switch on the shared-memory multi-pass degree.
+  hist_options model = o;
+  model.multi = model.passes = 0;
+  const std::size_t L_1 = std::max(p.shared_per_block_optin, p.shared_per_block);
+  if (el <= L_1) {
+    const hist_plan shared = plan_hist_shared(p, n, H, el, kind, model);
+    if (shared.passes <= max_shared_passes(kind)) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o) : shared;
+  }
+  return global();
+}
+
+inspector_shape plan_inspector(std::int64_t n, std::int64_t H) {
+  inspector_shape s;
+  if (n <= 0 || H <= 0) return s;
+  s.group = std::min(n, H);
+  const std::int64_t budget = std::max(s.group, n / hist_tuning::inspector_sample_divisor);
+  s.groups = int(std::clamp<std::int64_t>(budget / s.group, 1, hist_tuning::inspector_max_groups));
+  return s;
+}
+
+std::string hist_plan::describe() const {
+  std::ostringstream s;
+  if (host) {
+    s << "host: " << host_threads << " OpenMP threads, one sub-histogram of " << bins << " bins each, "
+      << to_string(atomic) << " class operator";
+    if (batches > 1) s << ", " << batches << " batched histograms";
+    return s.str();
+  }
+  s << to_string(strategy) << " M=" << multi << " S=" << passes << " Hchk=" << chunk << " C=" << coop << ", "
+    << to_string(atomic) << " atomics, " << grid << "x" << block_threads << " threads, " << items_per_thread
+    << " items/thread";
+  if (strategy == hist_strategy::shared) s << ", " << (shared_bytes + 1023) / 1024 << " KiB shared/block";
+  if (strategy == hist_strategy::global && race_factor > 0)
+    s << ", RF=" << race_factor << (race_factor_estimated ? " (inspected)" : " (given)");
+  if (batches > 1) s << ", " << batches << " histograms, K=" << blocks_per_histogram << " blocks each";
+  return s.str();
+}
+
+}  // namespace soac

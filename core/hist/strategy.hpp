@@ -1,0 +1,131 @@
+// How hist maps a histogram onto the GPU (SC20 sections III-C, III-D, V-A): the shared-memory
+// strategy (M sub-histograms per block, S passes over chunks of Hchk bins, eqs. 1-3), the
+// global-memory strategy (sub-histograms sized to the L2 cache, eqs. 4-6, with the race factor RF
+// from a sampling inspector), and the switch between them. Every constant of the models lives in
+// hist_tuning below with the reason for its value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/context.hpp"
+#include "core/hist/update.hpp"
+
+namespace soac {
+
+enum class hist_strategy { automatic, shared, global };
+
+std::string_view to_string(hist_strategy);
+std::string_view to_string(atomic_kind);
+hist_strategy parse_hist_strategy(std::string_view);  // throws usage_error
+atomic_kind parse_atomic_kind(std::string_view);      // throws usage_error
+
+struct hist_options {
+  hist_strategy strategy = hist_strategy::automatic;
+  int multi = 0;             // M, sub-histograms (per block for shared); 0: from the model
+  int passes = 0;            // S, passes over chunks of bins; 0: from the model (or from M)
+  double race_factor = 0;    // RF when known; 0: the inspector estimates it (global strategy only)
+  bool force_atomic = false; // use `atomic` instead of the trait's choice (cas or xcg only)
+  atomic_kind atomic = atomic_kind::xcg;
+};
+
+// What a call chose; returned so callers can report it (--verbose, JSON, Table I).
+struct hist_plan {
+  hist_strategy strategy = hist_strategy::shared;
+  atomic_kind atomic = atomic_kind::hdw;
+  std::int64_t n = 0, bins = 0;   // input elements, H
+  int multi = 1;                  // M
+  int passes = 1;                 // S
+  std::int64_t chunk = 0;         // Hchk
+  std::int64_t coop = 0;          // C: threads sharing one sub-histogram
+  int block_threads = 0;
+  std::int64_t grid = 0;
+  int items_per_thread = 1;
+  std::size_t shared_bytes = 0;   // dynamic shared memory per block
+  double race_factor = 0;         // RF used by the global model (0: not needed)
+  bool race_factor_estimated = false;
+  std::int64_t batches = 1;       // Nout for batched histograms
+  std::int64_t blocks_per_histogram = 0;  // K (batched shared strategy)
+  bool host = false;              // ran on the host backend (per-thread sub-histograms)
+  int host_threads = 0;
+  std::string describe() const;
+};
+
+namespace hist_tuning {
+// Block sizes of the paper (Fig 7): 1024 for shared memory (largest block, most threads sharing a
+// block's sub-histograms), 256 for global memory.
+inline constexpr int shared_block = 1024;
+inline constexpr int global_block = 256;
+// Elements each thread evaluates before it issues their atomics. A plain one-load-per-step loop
+// runs at 98-110 us on the 50M benchmark, 1.5x the read floor (DESIGN.md); eight independent
+// coalesced loads per thread keep enough bytes in flight to reach the floor.
+inline constexpr int items_per_thread = 8;
+// CUDA reserves 1 KiB of shared memory per resident block (sm_80 and later).
+inline constexpr std::size_t shared_reserved_per_block = 1024;
+// Eq. 4: k_RF, fitted by the paper.
+inline constexpr double k_rf = 0.75;
+// Eq. 4: the line size that divides RF. The paper's text says an L2 line; its Table I is only
+// reproduced with 64 bytes (16 four-byte bins per line), so that is the value of the fitted model.
+inline constexpr double l2_line_bytes = 64;
+// Eqs. 5-6: fraction of L2 given to the sub-histograms (paper: 0.4).
+inline constexpr double f_l2 = 0.4;
+// Eq. 5: at most H / k_min threads cooperate on one sub-histogram (paper: 2).
+inline constexpr double k_min = 2;
+// Eq. 6: u, hardware atomics tolerate more contention (paper: 2 for HDW, 1 otherwise). Re-fit
+// for HDW on the H100: its L2 atomics show no contention penalty (global M = 1..8 within 3% at
+// RF = 1 and 63), while every extra sub-histogram costs an init and a reduction pass, and an
+// RF-dependent plan costs the inspector (~40 us: it waits for its answer). u = 64 gives M = 1
+// wherever HDW goes global (H >= 393K at 50M elements) for any RF, so the inspector is skipped.
+inline constexpr double u_hdw = 64.0, u_other = 1.0;
+// Eq. 1, HDW only: Hopper's shared atomics do not slow down under same-address contention
+// (DESIGN.md), so many sub-histograms buy nothing but per-block init and combine work. Measured
+// on the H100: M = 933 (H = 31) 86 us vs M <= 297 79 us; M = 227 (H = 127) 161 us vs M = 72
+// 122 us; M = 14 (H = 2K) 84 us vs M = 3 79 us. M * H is capped at this many bytes per block.
+// CAS and XCG keep the paper's rule: their contention is real (CAS H = 31: M = 933 219 us,
+// M = 297 379 us, M = 1 3277 us).
+inline constexpr std::size_t hdw_multi_bytes = 32 * 1024;
+// V-A: leave shared memory when its multi-pass degree S exceeds this (paper: 3 HDW, 4 CAS, 6
+// XCG, fitted on an RTX 2080 Ti). Re-fit on the H100 (soac bench hist, 50M elements):
+// - HDW: a shared pass costs ~87 us while global-memory HDW is bound by L2 atomics at ~600 us
+//   for every H >= 12K and every M, so S = 4 (H = 192K: 366 us) wins and S = 7 (393K: 610-668 us)
+//   loses.
+// - CAS: shared CAS is latency-bound, and a second pass (or the one-block-per-SM shape it needs)
+//   loses to global memory: sat-add 192K S = 4 5.5 ms vs global 1.9 ms; argmax 48K S = 2 1.9 ms
+//   vs global 1.16 ms; at S = 1 shared wins everywhere (48K sat-add 0.62-0.71 ms vs 1.9 ms).
+// - XCG (locks): S = 2-3 in shared took 6.7-12 ms, global 4.9-9 ms; the same rule as CAS.
+inline constexpr int max_shared_passes_hdw = 6;
+inline constexpr int max_shared_passes_cas = 1;
+inline constexpr int max_shared_passes_xcg = 1;
+// Inspector: up to this many groups of H consecutive elements, and at most n / sample_divisor
+// elements in all (at least one group), so sampling stays a few percent of the pass it guides.
+// The inspector waits for its result (a device-to-host copy), so it is kept to a few groups.
+inline constexpr int inspector_max_groups = 2;
+inline constexpr std::int64_t inspector_sample_divisor = 256;
+}  // namespace hist_tuning
+
+// The shared-memory model (eqs. 1-3 with footnote 7): M, S, Hchk and the launch shape for a
+// histogram of `bins` bins of el_bytes each. options.multi / options.passes override the model;
+// a forced shape that cannot fit throws usage_error.
+hist_plan plan_hist_shared(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
+                           atomic_kind kind, const hist_options& options);
+// The global-memory model (eqs. 4-6) for race factor rf.
+hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
+                           atomic_kind kind, double rf, const hist_options& options);
+// The whole choice: shared unless its S exceeds the kind's threshold (V-A), or as forced.
+// `inspect` is called only when the global model needs RF and options.race_factor is 0.
+hist_plan plan_hist(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
+                    atomic_kind kind, const hist_options& options, const std::function<double()>& inspect);
+
+int max_shared_passes(atomic_kind kind);
+
+// Inspector sampling: how many groups of `group` consecutive elements to sample.
+struct inspector_shape {
+  std::int64_t group = 0;
+  int groups = 0;
+};
+inspector_shape plan_inspector(std::int64_t n, std::int64_t bins);
+
+}  // namespace soac

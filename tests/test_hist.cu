@@ -1,0 +1,460 @@
+// soac::hist on both backends against the sequential reference in validate/hist.hpp, plus the
+// (M,S) models against the paper's Table I (host only: pure arithmetic on device properties).
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/buffer.hpp"
+#include "core/hist.cuh"
+#include "core/hist/operators.hpp"
+#include "datasets/random.hpp"
+#include "tests/backend_fixture.hpp"
+#include "validate/hist.hpp"
+
+namespace {
+
+using namespace soac;
+using soac::testing::backend_test;
+
+class Hist : public backend_test {};
+
+template <class V>
+struct from_arrays {
+  const std::int64_t* bins;
+  const V* values;
+  SOAC_HD bin_value<V> operator()(std::int64_t i) const { return {bins[i], values[i]}; }
+};
+
+// n bins uniform in [lo, hi] (so out-of-range bins are easy to include).
+std::vector<std::int64_t> random_bins(std::int64_t n, std::int64_t lo, std::int64_t hi, std::uint64_t seed) {
+  std::vector<std::int64_t> b(static_cast<std::size_t>(n));
+  datasets::fill_random_int<std::int64_t>(b, lo, hi, seed, 1);
+  return b;
+}
+
+template <class V>
+std::vector<V> random_values(std::int64_t n, std::uint64_t seed, std::int64_t lo = 0, std::int64_t hi = 1000) {
+  std::vector<std::int64_t> w(static_cast<std::size_t>(n));
+  datasets::fill_random_int<std::int64_t>(w, lo, hi, seed, 2);
+  return std::vector<V>(w.begin(), w.end());
+}
+
+// The strategies each test sweeps: the model, and forced shared/global shapes (multi-pass too).
+std::vector<hist_options> strategies() {
+  auto o = [](hist_strategy s, int m, int p) {
+    hist_options r;
+    r.strategy = s;
+    r.multi = m;
+    r.passes = p;
+    return r;
+  };
+  return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
+          o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
+          o(hist_strategy::global, 0, 0),   o(hist_strategy::global, 1, 1), o(hist_strategy::global, 5, 3)};
+}
+
+// Runs hist with every strategy (host: once) from `initial` and compares with the reference.
+template <class Op, class Compare>
+void check_all(context& ctx, const std::vector<std::int64_t>& bins, const std::vector<typename Op::value_type>& values,
+               const std::vector<typename Op::value_type>& initial, Compare compare,
+               std::vector<hist_options> options = strategies()) {
+  using V = typename Op::value_type;
+  std::vector<V> expected = initial;
+  validate::hist_reference<std::int64_t, V>(expected, bins, values, Op{});
+  buffer<std::int64_t> b(ctx, std::span<const std::int64_t>(bins));
+  buffer<V> v(ctx, std::span<const V>(values));
+  if (!ctx.is_cuda()) options.resize(1);
+  for (const auto& o : options) {
+    buffer<V> h(ctx, std::span<const V>(initial));
+    hist_plan plan;
+    try {
+      plan = hist(ctx, o, std::int64_t(bins.size()), from_arrays<V>{b.data(), v.data()}, h.view(), Op{});
+    } catch (const usage_error& e) {
+      // A forced shape that cannot fit (e.g. M copies of a huge histogram) is refused, not run.
+      ASSERT_NE(o.strategy, hist_strategy::automatic) << e.what();
+      continue;
+    }
+    const auto report = compare(expected, h.to_vector());
+    EXPECT_TRUE(report.ok()) << plan.describe() << "\n" << report.describe("bins");
+  }
+}
+
+template <class V>
+validate::report exact(const std::vector<V>& e, const std::vector<V>& g) { return validate::compare_exact(e, g); }
+
+TEST_P(Hist, IntAddAcrossSizes) {
+  for (std::int64_t H : {1, 2, 31, 1000, 40'000, 300'000, 3'000'000}) {
+    const std::int64_t n = 150'001;
+    const auto bins = random_bins(n, 0, H - 1, 11 + H);
+    const auto values = random_values<std::int32_t>(n, 3, -5, 5);
+    check_all<plus<std::int32_t>>(ctx(), bins, values, std::vector<std::int32_t>(std::size_t(H), 0), exact<std::int32_t>);
+  }
+}
+
+TEST_P(Hist, EmptyInputLeavesHistogramUnchanged) {
+  check_all<plus<std::int32_t>>(ctx(), {}, {}, std::vector<std::int32_t>(100, 7), exact<std::int32_t>);
+  // No bins at all.
+  check_all<plus<std::int32_t>>(ctx(), random_bins(1000, -3, 3, 1), random_values<std::int32_t>(1000, 2), {},
+                                exact<std::int32_t>);
+}
+
+TEST_P(Hist, FewerElementsThanBinsAccumulatesIntoInitial) {
+  const std::int64_t H = 100'000, n = 777;
+  std::vector<std::int32_t> initial(static_cast<std::size_t>(H));
+  for (std::int64_t b = 0; b < H; ++b) initial[std::size_t(b)] = std::int32_t(b % 13);
+  check_all<plus<std::int32_t>>(ctx(), random_bins(n, 0, H - 1, 5), random_values<std::int32_t>(n, 6), initial,
+                                exact<std::int32_t>);
+}
+
+TEST_P(Hist, AllElementsInOneBin) {
+  const std::int64_t n = 100'000;
+  check_all<plus<std::int32_t>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 17), random_values<std::int32_t>(n, 7),
+                                std::vector<std::int32_t>(1000, 0), exact<std::int32_t>);
+  check_all<saturating_plus<std::uint32_t, 24>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 3),
+                                                random_values<std::uint32_t>(n, 8, 0, 1000),
+                                                std::vector<std::uint32_t>(5, 0), exact<std::uint32_t>);
+}
+
+TEST_P(Hist, OutOfRangeBinsAreIgnored) {
+  const std::int64_t H = 500, n = 60'000;
+  auto bins = random_bins(n, -600, 1100, 9);
+  bins[0] = std::numeric_limits<std::int64_t>::min();
+  bins[1] = std::numeric_limits<std::int64_t>::max();
+  bins[2] = H;
+  bins[3] = -1;
+  check_all<plus<std::int32_t>>(ctx(), bins, random_values<std::int32_t>(n, 10), std::vector<std::int32_t>(H, 0),
+                                exact<std::int32_t>);
+}
+
+TEST_P(Hist, HardwareOperators) {
+  const std::int64_t H = 3000, n = 100'000;
+  const auto bins = random_bins(n, -10, H + 10, 21);
+  check_all<minimum<std::int32_t>>(ctx(), bins, random_values<std::int32_t>(n, 22, -1'000'000, 1'000'000),
+                                   std::vector<std::int32_t>(H, minimum<std::int32_t>::identity()), exact<std::int32_t>);
+  check_all<maximum<std::int64_t>>(ctx(), bins, random_values<std::int64_t>(n, 23, -(std::int64_t{1} << 40), 1 << 20),
+                                   std::vector<std::int64_t>(H, maximum<std::int64_t>::identity()), exact<std::int64_t>);
+  check_all<plus<std::uint64_t>>(ctx(), bins, random_values<std::uint64_t>(n, 24, 0, std::int64_t{1} << 40),
+                                 std::vector<std::uint64_t>(H, 0), exact<std::uint64_t>);
+  check_all<bit_or<std::uint32_t>>(ctx(), bins, random_values<std::uint32_t>(n, 25, 0, 1 << 30),
+                                   std::vector<std::uint32_t>(H, 0), exact<std::uint32_t>);
+  static_assert(hist_atomic<minimum<std::int32_t>>::kind == atomic_kind::hdw);
+  static_assert(hist_atomic<plus<float>>::kind == atomic_kind::hdw);
+  static_assert(hist_atomic<maximum<float>>::kind == atomic_kind::cas);
+  static_assert(hist_atomic<saturating_plus<std::uint32_t, 24>>::kind == atomic_kind::cas);
+  static_assert(hist_atomic<arg_max<std::uint32_t>>::kind == atomic_kind::cas);
+  static_assert(hist_atomic<arg_max<double>>::kind == atomic_kind::xcg);
+  static_assert(hist_atomic<elementwise<plus<float>, 3>>::kind == atomic_kind::hdw);
+}
+
+TEST_P(Hist, FloatAddWithinTolerance) {
+  const std::int64_t H = 20'000, n = 300'000;
+  const auto bins = random_bins(n, 0, H - 1, 31);
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = float(datasets::random_unit(31, 3, std::uint64_t(i)) - 0.25);
+  std::vector<double> magnitude(std::size_t(H), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) magnitude[std::size_t(bins[std::size_t(i)])] += std::fabs(values[std::size_t(i)]);
+  auto close = [&](const std::vector<float>& e, const std::vector<float>& g) {
+    return validate::compare_close(e, g, magnitude, 1e-5, 1e-6);
+  };
+  check_all<plus<float>>(ctx(), bins, values, std::vector<float>(H, 0.0f), close);
+  // Forced CAS for a hardware-atomic operator gives the same sums.
+  hist_options cas;
+  cas.force_atomic = true;
+  cas.atomic = atomic_kind::cas;
+  check_all<plus<float>>(ctx(), bins, values, std::vector<float>(H, 0.0f), close, {cas});
+}
+
+TEST_P(Hist, CasOperators) {
+  for (std::int64_t H : {31, 5000, 200'000}) {
+    const std::int64_t n = 120'000;
+    const auto bins = random_bins(n, 0, H - 1, 41 + H);
+    check_all<saturating_plus<std::uint32_t, 24>>(ctx(), bins, random_values<std::uint32_t>(n, 42, 0, 1 << 20),
+                                                  std::vector<std::uint32_t>(std::size_t(H), 0), exact<std::uint32_t>);
+    check_all<maximum<float>>(ctx(), bins, random_values<float>(n, 43, -100000, 100000),
+                              std::vector<float>(std::size_t(H), maximum<float>::identity()), exact<float>);
+  }
+}
+
+bool operator==(const indexed<std::uint32_t>& a, const indexed<std::uint32_t>& b) {
+  return a.value == b.value && a.index == b.index;
+}
+bool operator==(const indexed<double>& a, const indexed<double>& b) { return a.value == b.value && a.index == b.index; }
+template <class V>
+std::ostream& operator<<(std::ostream& s, const indexed<V>& x) { return s << "(" << x.value << ", #" << x.index << ")"; }
+
+template <class V>
+validate::report exact_pairs(const std::vector<indexed<V>>& e, const std::vector<indexed<V>>& g) {
+  return validate::compare_bins(e, g, [](const auto& a, const auto& b) { return a == b; },
+                                [](const auto& x) {
+                                  std::ostringstream s;
+                                  s << x;
+                                  return s.str();
+                                });
+}
+
+TEST_P(Hist, ArgmaxWithTiesToLowerIndexOnCasAndLocks) {
+  for (std::int64_t H : {7, 3000, 100'000}) {
+    const std::int64_t n = 80'000;
+    const auto bins = random_bins(n, -2, H + 2, 51 + H);
+    const auto raw = random_values<std::uint32_t>(n, 52, 0, 40);  // few values: many ties
+    std::vector<indexed<std::uint32_t>> values(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = {raw[std::size_t(i)], std::uint32_t(i)};
+    std::vector<indexed<std::uint32_t>> init(std::size_t(H), arg_max<std::uint32_t>::identity());
+    check_all<arg_max<std::uint32_t>>(ctx(), bins, values, init, exact_pairs<std::uint32_t>);
+    auto locked = strategies();
+    for (auto& o : locked) o.force_atomic = true, o.atomic = atomic_kind::xcg;
+    check_all<arg_max<std::uint32_t>>(ctx(), bins, values, init, exact_pairs<std::uint32_t>, locked);
+    // A 16-byte value has no CAS: the trait picks the lock path itself.
+    std::vector<indexed<double>> wide(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) wide[std::size_t(i)] = {double(raw[std::size_t(i)]) - 20.5, std::uint32_t(i)};
+    check_all<arg_max<double>>(ctx(), bins, wide, std::vector<indexed<double>>(std::size_t(H), arg_max<double>::identity()),
+                               exact_pairs<double>);
+  }
+}
+
+TEST_P(Hist, LockPathInOneHotBin) {
+  const std::int64_t n = 20'000;
+  std::vector<indexed<double>> values(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = {double(i % 97), std::uint32_t(i)};
+  check_all<arg_max<double>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 1), values,
+                             std::vector<indexed<double>>(3, arg_max<double>::identity()), exact_pairs<double>);
+}
+
+using vec3 = vec<std::int32_t, 3>;
+bool operator==(const vec3& a, const vec3& b) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
+
+TEST_P(Hist, VectorBinsUpdateElementByElement) {
+  const std::int64_t H = 1000, n = 90'000;
+  const auto bins = random_bins(n, -1, H, 61);
+  const auto raw = random_values<std::int32_t>(n, 62, -100, 100);
+  std::vector<vec3> values(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = vec3{{raw[std::size_t(i)], 1, std::int32_t(i % 5)}};
+  auto cmp = [](const std::vector<vec3>& e, const std::vector<vec3>& g) {
+    return validate::compare_bins(e, g, [](const vec3& a, const vec3& b) { return a == b; },
+                                  [](const vec3& x) { return std::to_string(x[0]) + "," + std::to_string(x[1]) + "," + std::to_string(x[2]); });
+  };
+  check_all<elementwise<plus<std::int32_t>, 3>>(ctx(), bins, values, std::vector<vec3>(H, vec3{{0, 0, 0}}), cmp);
+}
+
+// Several updates per element: a byte histogram over 32-bit words.
+struct byte_updates {
+  const std::uint32_t* words;
+  SOAC_HD bin_values<std::int32_t, 4> operator()(std::int64_t i) const {
+    bin_values<std::int32_t, 4> r;
+    for (int k = 0; k < 4; ++k) r[k] = {std::int64_t((words[i] >> (8 * k)) & 255), 1};
+    return r;
+  }
+};
+
+TEST_P(Hist, SeveralUpdatesPerElement) {
+  const std::int64_t n = 100'003;
+  std::vector<std::uint32_t> words(static_cast<std::size_t>(n));
+  datasets::fill_random_u32(words, 71, 1);
+  std::vector<std::int32_t> expected(256, 0);
+  for (auto w : words)
+    for (int k = 0; k < 4; ++k) ++expected[(w >> (8 * k)) & 255];
+  buffer<std::uint32_t> d(ctx(), std::span<const std::uint32_t>(words));
+  for (const auto& o : strategies()) {
+    buffer<std::int32_t> h(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(256, 0)));
+    const auto plan = hist(ctx(), o, n, byte_updates{d.data()}, h.view(), plus<std::int32_t>{});
+    EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+    if (!ctx().is_cuda()) break;
+  }
+}
+
+// Batched: histogram h of H bins over elements [h * seg, (h + 1) * seg).
+TEST_P(Hist, BatchedHistograms) {
+  for (auto [batches, seg, H] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{7, 1000, 50}, {300, 97, 22},
+                                 {3, 20'000, 200'000}, {1, 5000, 31}, {0, 10, 5}}) {
+    const std::int64_t n = batches * seg;
+    const auto bins = random_bins(n, -1, H, 81 + H);
+    const auto values = random_values<std::int32_t>(n, 82);
+    std::vector<std::int32_t> expected(std::size_t(batches * H), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto b = bins[std::size_t(i)];
+      if (b >= 0 && b < H) expected[std::size_t((i / seg) * H + b)] += values[std::size_t(i)];
+    }
+    buffer<std::int64_t> bd(ctx(), std::span<const std::int64_t>(bins));
+    buffer<std::int32_t> vd(ctx(), std::span<const std::int32_t>(values));
+    for (auto s : {hist_strategy::automatic, hist_strategy::global}) {
+      hist_options o;
+      o.strategy = s;
+      buffer<std::int32_t> h(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(expected.size(), 0)));
+      const auto plan = hist_batched(ctx(), o, batches, seg, from_arrays<std::int32_t>{bd.data(), vd.data()}, h.view(), H,
+                                     plus<std::int32_t>{});
+      EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+    }
+  }
+}
+
+// Horizontal fusion, k-means style: counts (int add) and 4-d sums (elementwise float add).
+using vec4f = vec<float, 4>;
+struct kmeans_updates {
+  const std::int64_t* member;
+  const float* points;
+  SOAC_HD fused_updates<bin_value<std::int32_t>, bin_value<vec4f>> operator()(std::int64_t i) const {
+    vec4f p;
+    for (int j = 0; j < 4; ++j) p[j] = points[4 * i + j];
+    return {{member[i], 1}, {member[i], p}};
+  }
+};
+
+TEST_P(Hist, FusedCountsAndVectorSums) {
+  for (std::int64_t k : {5, 1024, 40'000}) {
+    const std::int64_t n = 50'000;
+    const auto member = random_bins(n, 0, k - 1, 91 + k);
+    std::vector<float> points(static_cast<std::size_t>(4 * n));
+    for (std::size_t j = 0; j < points.size(); ++j) points[j] = float(datasets::random_unit(92, 1, j));
+    std::vector<std::int32_t> counts(std::size_t(k), 0);
+    std::vector<double> sums(static_cast<std::size_t>(4 * k), 0.0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      ++counts[std::size_t(member[std::size_t(i)])];
+      for (int j = 0; j < 4; ++j) sums[std::size_t(4 * member[std::size_t(i)] + j)] += points[std::size_t(4 * i + j)];
+    }
+    buffer<std::int64_t> md(ctx(), std::span<const std::int64_t>(member));
+    buffer<float> pd(ctx(), std::span<const float>(points));
+    for (auto s : {hist_strategy::automatic, hist_strategy::global}) {
+      hist_options o;
+      o.strategy = s;
+      buffer<std::int32_t> c(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(std::size_t(k), 0)));
+      buffer<vec4f> sm(ctx(), std::span<const vec4f>(std::vector<vec4f>(std::size_t(k), vec4f{{0, 0, 0, 0}})));
+      const auto plan = hist_fused(ctx(), o, n, kmeans_updates{md.data(), pd.data()}, c.view(), plus<std::int32_t>{},
+                                   sm.view(), elementwise<plus<float>, 4>{});
+      EXPECT_EQ(c.to_vector(), counts) << plan.describe();
+      const auto got = sm.to_vector();
+      for (std::int64_t b = 0; b < k; ++b)
+        for (int j = 0; j < 4; ++j)
+          ASSERT_NEAR(got[std::size_t(b)][j], sums[std::size_t(4 * b + j)], 1e-4 * (1 + counts[std::size_t(b)])) << plan.describe();
+    }
+  }
+}
+
+TEST_P(Hist, BadOptionsAreUsageErrors) {
+  buffer<std::int32_t> h(ctx(), 10);
+  auto f = [] SOAC_HD(std::int64_t i) { return bin_value<std::int32_t>{i, 1}; };
+  hist_options o;
+  o.multi = -1;
+  EXPECT_THROW(hist(ctx(), o, 10, f, h.view(), plus<std::int32_t>{}), usage_error);
+  EXPECT_THROW(hist(ctx(), hist_options{}, -1, f, h.view(), plus<std::int32_t>{}), usage_error);
+  hist_options hw;
+  hw.force_atomic = true;
+  hw.atomic = atomic_kind::hdw;
+  EXPECT_THROW(hist(ctx(), hw, 10, f, h.view(), saturating_plus<std::int32_t, 24>{}), usage_error);
+  EXPECT_THROW(hist_batched(ctx(), hist_options{}, 3, 4, f, h.view(), 4, plus<std::int32_t>{}), usage_error);
+}
+
+SOAC_INSTANTIATE_BACKENDS(Hist);
+
+// ---- The models, on the paper's GPU (RTX 2080 Ti: 68 SMs x 1024 threads, 48 KiB, 5.5 MiB L2).
+device_properties rtx2080ti() {
+  device_properties p;
+  p.sm_count = 68;
+  p.max_threads_per_sm = 1024;
+  p.max_threads_per_block = 1024;
+  p.shared_per_block = p.shared_per_block_optin = 48 * 1024;
+  p.shared_per_sm = 48 * 1024 + hist_tuning::shared_reserved_per_block;
+  p.l2_bytes = 5632 * 1024;
+  return p;
+}
+
+constexpr std::int64_t N50M = 50'000'000;
+
+TEST(HistModel, SharedMemoryReproducesTableI) {
+  const auto p = rtx2080ti();
+  const std::int64_t H[] = {31, 127, 505, 2048, 6144, 12288, 24576, 49152};
+  const int hdw[][2] = {{396, 1}, {96, 1}, {24, 1}, {6, 1}, {2, 1}, {1, 1}, {1, 2}, {1, 4}};
+  const int xcg[][2] = {{132, 1}, {32, 1}, {8, 1}, {2, 1}, {1, 2}, {1, 3}, {1, 6}, {1, 12}};
+  for (int j = 0; j < 8; ++j) {
+    // CAS follows the paper's rule exactly (HDW is capped on Hopper, see hdw_multi_bytes).
+    const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, {});
+    EXPECT_EQ(a.multi, hdw[j][0]) << "H=" << H[j];
+    EXPECT_EQ(a.passes, hdw[j][1]) << "H=" << H[j];
+    const auto x = plan_hist_shared(p, N50M, H[j], 12, atomic_kind::xcg, {});
+    EXPECT_EQ(x.multi, xcg[j][0]) << "H=" << H[j];
+    EXPECT_EQ(x.passes, xcg[j][1]) << "H=" << H[j];
+  }
+}
+
+// The HDW rows of the paper's Table I need its u = 2 (re-fitted to 8 for the H100, see
+// hist_tuning::u_hdw): they equal the CAS rows at half the M; CAS and XCG are checked exactly.
+TEST(HistModel, GlobalMemoryReproducesTableI) {
+  const auto p = rtx2080ti();
+  const std::int64_t H[] = {12288, 24576, 49152, 196608, 393216, 786432, 1572864};
+  struct row { atomic_kind k; std::size_t el; double rf; int ms[7][2]; };
+  const row rows[] = {
+      {atomic_kind::cas, 4, 1, {{46, 1}, {23, 1}, {11, 1}, {2, 1}, {1, 1}, {1, 2}, {1, 3}}},
+      {atomic_kind::cas, 4, 63, {{138, 1}, {69, 1}, {34, 1}, {8, 1}, {4, 1}, {2, 1}, {1, 1}}},
+      {atomic_kind::xcg, 12, 1, {{15, 1}, {7, 1}, {3, 1}, {1, 1}, {1, 2}, {1, 3}, {1, 5}}},
+      {atomic_kind::xcg, 12, 63, {{69, 1}, {34, 1}, {17, 1}, {4, 1}, {2, 1}, {1, 1}, {1, 1}}},
+  };
+  for (const auto& r : rows)
+    for (int j = 0; j < 7; ++j) {
+      const auto g = plan_hist_global(p, N50M, H[j], r.el, r.k, r.rf, {});
+      EXPECT_EQ(g.multi, r.ms[j][0]) << to_string(r.k) << " RF=" << r.rf << " H=" << H[j];
+      EXPECT_EQ(g.passes, r.ms[j][1]) << to_string(r.k) << " RF=" << r.rf << " H=" << H[j];
+    }
+}
+
+TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
+  const auto p = rtx2080ti();
+  auto choose = [&](std::int64_t H, atomic_kind k, std::size_t el) {
+    return plan_hist(p, N50M, H, el, k, {}, [] { return 1.0; }).strategy;
+  };
+  EXPECT_EQ(choose(24576, atomic_kind::hdw, 4), hist_strategy::shared);
+  EXPECT_EQ(choose(49152, atomic_kind::hdw, 4), hist_strategy::shared);   // S = 4 <= 6 (H100 re-fit)
+  EXPECT_EQ(choose(196608, atomic_kind::hdw, 4), hist_strategy::global);  // S = 16
+  EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
+  EXPECT_EQ(choose(24576, atomic_kind::cas, 4), hist_strategy::global);   // S = 2 > 1 (H100 re-fit)
+  EXPECT_EQ(choose(2048, atomic_kind::xcg, 12), hist_strategy::shared);
+  EXPECT_EQ(choose(6144, atomic_kind::xcg, 12), hist_strategy::global);
+  bool inspected = false;
+  const auto g = plan_hist(p, N50M, 1 << 20, 4, atomic_kind::cas, {}, [&] { inspected = true; return 63.0; });
+  EXPECT_TRUE(inspected);
+  EXPECT_TRUE(g.race_factor_estimated);
+  EXPECT_EQ(g.race_factor, 63.0);
+}
+
+TEST(HistModel, ForcedShapesAreHonouredOrRefused) {
+  const auto p = rtx2080ti();
+  hist_options o;
+  o.strategy = hist_strategy::shared;
+  o.multi = 3;
+  const auto a = plan_hist(p, N50M, 12288, 4, atomic_kind::hdw, o, {});
+  EXPECT_EQ(a.multi, 3);
+  EXPECT_EQ(a.passes, 3);  // 3 copies of 12K bins need 3 passes in 48 KiB
+  o.passes = 1;
+  EXPECT_THROW(plan_hist(p, N50M, 12288, 4, atomic_kind::hdw, o, {}), usage_error);
+  hist_options g;
+  g.strategy = hist_strategy::global;
+  g.multi = 16;
+  const auto b = plan_hist(p, N50M, 1 << 20, 4, atomic_kind::hdw, g, [] { return 1.0; });
+  EXPECT_EQ(b.multi, 16);
+  EXPECT_EQ(b.passes, 1);
+}
+
+TEST(HistModel, InspectorIsSkippedWhenRfCannotChangeThePlan) {
+  bool inspected = false;
+  // An H100: 132 SMs x 2048 threads, 50 MiB L2; one million int bins fit L2 in one pass and
+  // the re-fitted u keeps M = 1 for every RF.
+  device_properties h100 = rtx2080ti();
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  h100.l2_bytes = std::size_t{50} << 20;
+  const auto g = plan_hist(h100, N50M, 1 << 20, 4, atomic_kind::hdw, {}, [&] { inspected = true; return 63.0; });
+  EXPECT_FALSE(inspected);
+  EXPECT_EQ(g.multi, 1);
+  EXPECT_FALSE(g.race_factor_estimated);
+}
+
+TEST(HistModel, InspectorSamplesAFewGroups) {
+  EXPECT_EQ(plan_inspector(0, 10).groups, 0);
+  EXPECT_EQ(plan_inspector(100, 1000).group, 100);
+  EXPECT_EQ(plan_inspector(100, 1000).groups, 1);
+  EXPECT_EQ(plan_inspector(N50M, 12288).groups, hist_tuning::inspector_max_groups);
+  EXPECT_EQ(plan_inspector(N50M, 196608).groups, 1);
+  EXPECT_EQ(plan_inspector(N50M, 1572864).groups, 1);
+}
+
+}  // namespace
