@@ -4,6 +4,7 @@
 # Usage: scripts/gpu-check.sh [OUT_DIR] [bench app ...]   (default apps: none)
 #   SOAC_PHASES="build tests sanitize bench" (default: all four)
 #   SOAC_BENCH_ARGS_<app>="..." extra arguments for `soac bench <app>`
+#   SOAC_SANITIZE_ONLY="test_hist ..." sanitize only these test executables
 # Needs the stb headers in .stb/ where the system has none (the lent GPU machine).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,7 @@ if has sanitize; then
   for t in build-gpu/tests/test_*; do
     name=$(basename "$t")
     [ -x "$t" ] && [ -n "${sanitize_filter[$name]:-}" ] || continue
+    [ -z "${SOAC_SANITIZE_ONLY:-}" ] || [[ " $SOAC_SANITIZE_ONLY " == *" $name "* ]] || continue
     filter="${sanitize_filter[$name]}"
     "$t" --gtest_list_tests --gtest_filter="$filter" | grep -q '^  ' || continue
     for tool in ${SOAC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do

@@ -55,15 +55,18 @@ __device__ __forceinline__ bool same_bits(const V& a, const V& b) {
   }
 }
 
-// Loads and stores that bypass non-coherent caches, for values guarded by a lock.
+// Reads and writes of a value guarded by a lock. Word-sized values go through relaxed atomics,
+// one per 4-byte word: the lock orders them, and atomics keep them from being data races in the
+// CUDA memory model (and from being reported by compute-sanitizer racecheck, which does not
+// understand spin locks). Other sizes fall back to volatile bytes.
 template <class V>
-__device__ __forceinline__ V load_volatile(const V* p) {
+__device__ __forceinline__ V locked_load(V* p) {
   V r;
   if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
-    const volatile unsigned int* s = reinterpret_cast<const volatile unsigned int*>(p);
+    unsigned int* s = reinterpret_cast<unsigned int*>(p);
     unsigned int w[sizeof(V) / 4];
 #pragma unroll
-    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) w[j] = s[j];
+    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) w[j] = atomicOr(s + j, 0u);
     __builtin_memcpy(&r, w, sizeof(V));
   } else {
     const volatile unsigned char* s = reinterpret_cast<const volatile unsigned char*>(p);
@@ -75,13 +78,13 @@ __device__ __forceinline__ V load_volatile(const V* p) {
 }
 
 template <class V>
-__device__ __forceinline__ void store_volatile(V* p, const V& v) {
+__device__ __forceinline__ void locked_store(V* p, const V& v) {
   if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
-    volatile unsigned int* d = reinterpret_cast<volatile unsigned int*>(p);
+    unsigned int* d = reinterpret_cast<unsigned int*>(p);
     unsigned int w[sizeof(V) / 4];
     __builtin_memcpy(w, &v, sizeof(V));
 #pragma unroll
-    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) d[j] = w[j];
+    for (std::size_t j = 0; j < sizeof(V) / 4; ++j) atomicExch(d + j, w[j]);
   } else {
     volatile unsigned char* d = reinterpret_cast<volatile unsigned char*>(p);
     unsigned char w[sizeof(V)];
@@ -143,7 +146,7 @@ __device__ __forceinline__ void lock_update(V* p, int* lock, const V& v) {
   while (!done) {
     if (atomicExch(lock, 1) == 0) {
       __threadfence();
-      store_volatile(p, Op{}(load_volatile(p), v));
+      locked_store(p, Op{}(locked_load(p), v));
       __threadfence();
       atomicExch(lock, 0);
       done = true;
