@@ -120,15 +120,15 @@ __device__ __forceinline__ void hw_update(V* p, V v) {
   }
 }
 
-// CAS: retry until the word we combined with is still the one in memory. A result equal to the
-// value read means v is already absorbed (the read was a real past value), so no write is needed;
-// that keeps argmax and saturation cheap when most updates lose.
+// CAS: retry until the word we combined with is still the one in memory, starting from `old`, a
+// value the bin held. A result equal to the value read means v is already absorbed (for an
+// associative, commutative operator it then is in every later value too), so no write is
+// needed; that keeps argmax and saturation cheap when most updates lose.
 template <class Op, class V>
-__device__ __forceinline__ void cas_update(V* p, V v) {
+__device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "CAS atomics need a 4- or 8-byte value");
   using W = word_of<V>;
   W* w = reinterpret_cast<W*>(p);
-  W old = *reinterpret_cast<volatile W*>(w);
   while (true) {
     const W next = bits_as<W>(Op{}(bits_as<V>(old), v));
     if (next == old) return;
@@ -136,6 +136,17 @@ __device__ __forceinline__ void cas_update(V* p, V v) {
     if (seen == old) return;
     old = seen;
   }
+}
+
+// The bin's current word (volatile: never a stale cached copy).
+template <class V>
+__device__ __forceinline__ word_of<V> cas_first_read(const V* p) {
+  return *reinterpret_cast<const volatile word_of<V>*>(p);
+}
+
+template <class Op, class V>
+__device__ __forceinline__ void cas_update(V* p, V v) {
+  cas_update_from<Op>(p, cas_first_read(p), v);
 }
 
 // XCG: a spin lock per bin. The loop keeps the critical section inside the `if`, so a warp whose

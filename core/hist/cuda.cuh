@@ -42,9 +42,54 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
   }
 }
 
+// The updates of a tile of Items results. For CAS the first read of every bin is issued before
+// any compare-and-swap loop runs, so a thread waits for one round of reads (L2 latency for global
+// sub-histograms) instead of one per update.
+template <atomic_kind K, class Op, class R, int Items>
+__device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
+                                                   std::int64_t off, std::int64_t limit) {
+  if constexpr (K == atomic_kind::cas && !is_elementwise<Op>::value) {
+    using U = updates_of<R>;
+    using V = typename Op::value_type;
+    constexpr int count = Items * U::count;
+    V* where[count];
+    word_of<V> first[count];
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+#pragma unroll
+      for (int k = 0; k < U::count; ++k) {
+        const std::int64_t b = U::get(r[j], k).bin;
+        const bool in = b >= off && b - off < limit;
+        where[j * U::count + k] = in ? sub + (b - off) : nullptr;
+        if (in) first[j * U::count + k] = cas_first_read(sub + (b - off));
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < Items; ++j) {
+#pragma unroll
+      for (int k = 0; k < U::count; ++k) {
+        const int q = j * U::count + k;
+        if (where[q]) cas_update_from<Op>(where[q], first[q], static_cast<V>(U::get(r[j], k).value));
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < Items; ++j) apply_updates<K, Op>(r[j], sub, locks, off, limit);
+  }
+}
+
+// What for_part hands over: a whole tile (an array of results) or a single result.
+template <atomic_kind K, class Op, class T>
+__device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value_type* sub, int* locks,
+                                                  std::int64_t off, std::int64_t limit) {
+  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op>(t, sub, locks, off, limit);
+  else apply_updates<K, Op>(t, sub, locks, off, limit);
+}
+
 // Evaluates f over part `part` of `parts` balanced, contiguous parts of [begin, end) (whole
 // tiles would leave up to one tile per block of imbalance). Within a tile of B * Items elements,
-// all Items loads are issued before any update, so each thread keeps Items loads in flight.
+// all Items loads are issued before any update, so each thread keeps Items loads in flight;
+// `apply` receives the tile's results as an array, and single results for the tail.
 template <int Items, class F, class Apply>
 __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, std::int64_t part, std::int64_t parts,
                                          F& f, Apply&& apply) {
@@ -59,8 +104,7 @@ __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, s
     R r[Items];
 #pragma unroll
     for (int j = 0; j < Items; ++j) r[j] = f(i + j * step);
-#pragma unroll
-    for (int j = 0; j < Items; ++j) apply(r[j]);
+    apply(r);  // the whole tile at once (see the array overload of apply_updates)
   }
   for (; i < hi; i += step) apply(f(i));
 }
@@ -89,7 +133,7 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
   V* mine = sub + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(h * seg_len, (h + 1) * seg_len, r, per_hist, f,
-                   [&](const auto& res) { apply_updates<K, Op>(res, mine, my_locks, off, limit); });
+                   [&](const auto& res) { apply_tile_or_one<K, Op>(res, mine, my_locks, off, limit); });
   __syncthreads();
   // Combine the block's M sub-histograms and fold the result into the destination.
   V* out = histo + h * H + off;
@@ -112,7 +156,7 @@ __global__ void __launch_bounds__(hist_tuning::global_block)
   auto* mine = subs + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
-                   [&](const auto& res) { apply_updates<K, Op>(res, mine, my_locks, off, limit); });
+                   [&](const auto& res) { apply_tile_or_one<K, Op>(res, mine, my_locks, off, limit); });
 }
 
 template <class V>
