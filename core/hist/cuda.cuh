@@ -42,13 +42,15 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
   }
 }
 
-// The updates of a tile of Items results. For CAS the first read of every bin is issued before
-// any compare-and-swap loop runs, so a thread waits for one round of reads (L2 latency for global
-// sub-histograms) instead of one per update.
-template <atomic_kind K, class Op, class R, int Items>
+// The updates of a tile of Items results. With EarlyReads (global-memory sub-histograms) the CAS
+// first read of every bin is issued before any compare-and-swap loop runs, so a thread waits for
+// one round of L2 reads instead of one per update: measured on the H100, argmax at M=1 went from
+// 1.29 to 0.71 ms. In shared memory the reads are cheap and reading early only makes them stale
+// under contention (24-bit saturated add, H=31: 0.22 ms read per update, 0.64 ms read early).
+template <atomic_kind K, class Op, bool EarlyReads, class R, int Items>
 __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
                                                    std::int64_t off, std::int64_t limit) {
-  if constexpr (K == atomic_kind::cas && !is_elementwise<Op>::value) {
+  if constexpr (EarlyReads && K == atomic_kind::cas && !is_elementwise<Op>::value) {
     using U = updates_of<R>;
     using V = typename Op::value_type;
     constexpr int count = Items * U::count;
@@ -79,10 +81,10 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
 }
 
 // What for_part hands over: a whole tile (an array of results) or a single result.
-template <atomic_kind K, class Op, class T>
+template <atomic_kind K, class Op, bool EarlyReads, class T>
 __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value_type* sub, int* locks,
                                                   std::int64_t off, std::int64_t limit) {
-  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op>(t, sub, locks, off, limit);
+  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads>(t, sub, locks, off, limit);
   else apply_updates<K, Op>(t, sub, locks, off, limit);
 }
 
@@ -133,7 +135,7 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
   V* mine = sub + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(h * seg_len, (h + 1) * seg_len, r, per_hist, f,
-                   [&](const auto& res) { apply_tile_or_one<K, Op>(res, mine, my_locks, off, limit); });
+                   [&](const auto& res) { apply_tile_or_one<K, Op, false>(res, mine, my_locks, off, limit); });
   __syncthreads();
   // Combine the block's M sub-histograms and fold the result into the destination.
   V* out = histo + h * H + off;
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(hist_tuning::global_block)
   auto* mine = subs + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
-                   [&](const auto& res) { apply_tile_or_one<K, Op>(res, mine, my_locks, off, limit); });
+                   [&](const auto& res) { apply_tile_or_one<K, Op, true>(res, mine, my_locks, off, limit); });
 }
 
 template <class V>
