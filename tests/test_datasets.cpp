@@ -183,7 +183,7 @@ TEST_F(DatasetsTest, NpyMatchesNumpyBytes) {
 
 TEST_F(DatasetsTest, NpyVersions2And3) {
   for (int major : {2, 3}) {
-    const fs::path p = path("v" + std::to_string(major) + ".npy");
+    const fs::path p = path(std::string("v").append(std::to_string(major)).append(".npy"));
     write_bytes(p, make_npy(major, arange5_dict, raw(arange5)));
     npy_header h;
     EXPECT_EQ(read_npy<std::int32_t>(p, &h), arange5);
@@ -203,7 +203,7 @@ TEST_F(DatasetsTest, NpyHeaderVariants) {
   };
   int i = 0;
   for (const auto& [dict, shape] : cases) {
-    const fs::path p = path("h" + std::to_string(i++) + ".npy");
+    const fs::path p = path(std::string("h").append(std::to_string(i++)).append(".npy"));
     write_bytes(p, make_npy(1, dict, raw(six)));
     npy_header h;
     EXPECT_EQ(read_npy<float>(p, &h), six) << dict;

@@ -222,10 +222,7 @@ class hist_app final : public app {
     datasets::fill_random_u32(in, r.seed, 0);
     datasets::bundle_writer out(r.output, "dataset", name());
     out.add<u32>("input", in);
-    out.params() = r.params;
-    out.params()["seed"] = r.seed;
-    out.params()["preset"] = r.preset;
-    out.finish();
+    finish_dataset(out, r);
   }
 
   std::string run(context& ctx, const run_request& r) const override {

@@ -83,6 +83,16 @@ __device__ void load_tile(const T* in, std::int64_t base, int valid, T (&x)[rts_
   __syncthreads();
 }
 
+// Loads a thread's values and flags of tile `base` and folds them with the lifted operator.
+__device__ lifted load_and_fold(std::int64_t base, int valid, const value_t* v, const flag_t* f, value_t (&x)[rts_items],
+                                flag_t (&fl)[rts_items]) {
+  load_tile(v, base, valid, x, 0);
+  load_tile(f, base, valid, fl, flag_t{0});
+  lifted acc{x[0], fl[0]};
+  for (int j = 1; j < rts_items; ++j) acc = lifted_plus{}(acc, lifted{x[j], fl[j]});
+  return acc;
+}
+
 __global__ void rts_reduce(std::int64_t n, const value_t* v, const flag_t* f, lifted* totals) {
   using Reduce = cub::BlockReduce<lifted, rts_block>;
   __shared__ typename Reduce::TempStorage storage;
@@ -90,10 +100,7 @@ __global__ void rts_reduce(std::int64_t n, const value_t* v, const flag_t* f, li
   const int valid = int(std::min<std::int64_t>(rts_tile, n - base));
   value_t x[rts_items];
   flag_t fl[rts_items];
-  load_tile(v, base, valid, x, 0);
-  load_tile(f, base, valid, fl, flag_t{0});
-  lifted acc{x[0], fl[0]};
-  for (int j = 1; j < rts_items; ++j) acc = lifted_plus{}(acc, lifted{x[j], fl[j]});
+  const lifted acc = load_and_fold(base, valid, v, f, x, fl);
   const lifted total = Reduce(storage).Reduce(acc, lifted_plus{});
   if (threadIdx.x == 0) totals[blockIdx.x] = total;
 }
@@ -114,10 +121,7 @@ __global__ void rts_downsweep(std::int64_t n, const value_t* v, const flag_t* f,
   const int valid = int(std::min<std::int64_t>(rts_tile, n - base));
   value_t x[rts_items];
   flag_t fl[rts_items];
-  load_tile(v, base, valid, x, 0);
-  load_tile(f, base, valid, fl, flag_t{0});
-  lifted acc{x[0], fl[0]};
-  for (int j = 1; j < rts_items; ++j) acc = lifted_plus{}(acc, lifted{x[j], fl[j]});
+  const lifted acc = load_and_fold(base, valid, v, f, x, fl);
   lifted running;
   fixed_prefix cb{prefixes[blockIdx.x]};
   Scan(storage.scan).ExclusiveScan(acc, running, lifted_plus{}, cb);
