@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include <cub/util_allocator.cuh>
-#include <omp.h>
+#include "core/host_parallel.hpp"
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
@@ -63,7 +63,7 @@ backend resolve_backend(std::string_view name) {
 }
 
 context::context(backend which, int device) : backend_(which) {
-  props_.host_threads = omp_get_max_threads();
+  props_.host_threads = detail::host_max_threads();
   if (which == backend::host) {
     props_.name = "host";
     return;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <omp.h>
+#include "core/host_parallel.hpp"
 
 #include "core/context.hpp"
 #include "core/error.hpp"
@@ -161,12 +161,12 @@ int hist_fused_host(std::int64_t n, F f, typename OpA::value_type* ha, std::int6
   using A = typename OpA::value_type;
   using B = typename OpB::value_type;
   if (n == 0) return 0;
-  const int threads = int(std::clamp<std::int64_t>(omp_get_max_threads(), 1, std::max<std::int64_t>(1, n / 1024)));
+  const int threads = int(host_workers(n, 1024));
   std::vector<A> sa(std::size_t(threads) * Ha, OpA::identity());
   std::vector<B> sb(std::size_t(threads) * Hb, OpB::identity());
 #pragma omp parallel num_threads(threads)
   {
-    const std::size_t t = std::size_t(omp_get_thread_num());
+    const std::size_t t = std::size_t(host_thread_index());
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto r = f(i);

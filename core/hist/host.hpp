@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <omp.h>
+#include "core/host_parallel.hpp"
 
 #include "core/hist/update.hpp"
 
@@ -23,14 +23,12 @@ int hist_host(std::int64_t n, F f, typename Op::value_type* histo, std::int64_t 
   using U = updates_of<R>;
   if (n == 0 || H == 0) return 0;
   const std::size_t per = std::size_t(H) * sizeof(V);
-  const int threads = int(std::clamp<std::int64_t>(
-      std::min<std::int64_t>(omp_get_max_threads(), std::int64_t(host_sub_histogram_budget / std::max<std::size_t>(per, 1))), 1,
-      std::max<std::int64_t>(1, n / 1024)));
+  const int threads = int(host_workers(n, 1024, std::int64_t(host_sub_histogram_budget / std::max<std::size_t>(per, 1))));
   std::vector<V> subs(std::size_t(threads) * H, Op::identity());
   const Op op{};
 #pragma omp parallel num_threads(threads)
   {
-    V* mine = subs.data() + std::size_t(omp_get_thread_num()) * H;
+    V* mine = subs.data() + std::size_t(host_thread_index()) * H;
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const R r = f(i);

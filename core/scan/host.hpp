@@ -8,9 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "core/host_parallel.hpp"
 
 #include "core/scan/lifted.hpp"
 
@@ -21,12 +19,7 @@ void scan_host(std::int64_t n, F f, G flags, typename Op::value_type* out, Op op
   using T = typename Op::value_type;
   using V = scan_value_t<Seg, T>;
   const scan_operator<Seg, Op> sop{op};
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
-  // Chunks below ~16K elements cost more in scheduling than they gain.
-  const std::int64_t chunks = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 16384));
+  const std::int64_t chunks = host_workers(n, 16384);
   const std::int64_t chunk = (n + chunks - 1) / chunks;
   std::vector<V> totals(static_cast<std::size_t>(chunks), sop.identity());
   constexpr int batch = 256;  // elements scanned per scan_items call (stack buffers)

@@ -7,9 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "core/host_parallel.hpp"
 
 #include "core/sort/keys.hpp"
 
@@ -18,11 +16,7 @@ namespace soac::detail {
 template <class K, class V, bool HasValues>
 void radix_sort_host(std::int64_t n, K* keys, V* values, K* alt_keys, V* alt_values) {
   constexpr int digits = 1 << sort_tuning::radix_bits;
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
-  const std::int64_t chunks = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 65536));
+  const std::int64_t chunks = host_workers(n, 65536);
   const std::int64_t chunk = (n + chunks - 1) / chunks;
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(chunks * digits));
   K* src = keys;
