@@ -50,9 +50,17 @@ std::vector<hist_options> strategies() {
     r.passes = p;
     return r;
   };
+  auto uncombined = [](hist_options r) {
+    r.warp_combine = hist_toggle::off;
+    return r;
+  };
+  // M = 32 and 64 run the interleaved shared layout; warp combining is on by default for CAS and
+  // locks, so it is also checked off.
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
-          o(hist_strategy::global, 0, 0),   o(hist_strategy::global, 1, 1), o(hist_strategy::global, 5, 3)};
+          o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
+          o(hist_strategy::global, 1, 1),   o(hist_strategy::global, 5, 3),
+          uncombined(o(hist_strategy::automatic, 0, 0)), uncombined(o(hist_strategy::global, 1, 1))};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference.
@@ -369,10 +377,12 @@ TEST(HistModel, SharedMemoryReproducesTableI) {
   for (int j = 0; j < 8; ++j) {
     // CAS follows the paper's rule exactly (HDW is capped on Hopper, see hdw_multi_bytes).
     const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, {});
-    EXPECT_EQ(a.multi, hdw[j][0]) << "H=" << H[j];
+    EXPECT_EQ(a.model_multi, hdw[j][0]) << "H=" << H[j];
+    // What runs: M rounded down to a multiple of 32 from 32 up (the interleaved layout).
+    EXPECT_EQ(a.multi, hdw[j][0] >= 32 ? hdw[j][0] / 32 * 32 : hdw[j][0]) << "H=" << H[j];
     EXPECT_EQ(a.passes, hdw[j][1]) << "H=" << H[j];
     const auto x = plan_hist_shared(p, N50M, H[j], 12, atomic_kind::xcg, {});
-    EXPECT_EQ(x.multi, xcg[j][0]) << "H=" << H[j];
+    EXPECT_EQ(x.model_multi, xcg[j][0]) << "H=" << H[j];
     EXPECT_EQ(x.passes, xcg[j][1]) << "H=" << H[j];
   }
 }

@@ -110,6 +110,10 @@ void fill_identity(context& ctx, span<typename Op::value_type> h) {
 hist_options options_for(const std::string& variant) {
   hist_options o;
   if (variant == "auto") return o;
+  if (variant == "uncombined") {
+    o.warp_combine = hist_toggle::off;
+    return o;
+  }
   if (variant == "lock") {
     o.force_atomic = true;
     o.atomic = atomic_kind::xcg;
@@ -173,7 +177,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"S", p.passes}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
@@ -200,7 +204,7 @@ class hist_app final : public app {
             {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
             {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
   }
-  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock"}; }
+  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "uncombined"}; }
   std::vector<std::string> bench_presets() const override { return {"fig7"}; }
 
   static micro_spec spec_of(const nlohmann::json& params) {
@@ -435,6 +439,12 @@ class hist_app final : public app {
       if (check()) suite.annotate(plan);
     };
     soac_variant("soac auto", {});
+    if constexpr (!is_hdw) {
+      // Warp combining is on by default for CAS and locks; this measures what it buys.
+      hist_options plain;
+      plain.warp_combine = hist_toggle::off;
+      soac_variant("soac auto, no warp combine", plain);
+    }
     if (is_xcg && s.lock) soac_variant("soac auto, lock (XCG)", options_for("lock"));
     if (!s.sweeps) return;
     if (H > shared_sweep_max) {

@@ -28,17 +28,40 @@ constexpr int hist_items() {
   return std::max(1, hist_tuning::items_per_thread / updates_of<R>::count);
 }
 
+// Where bin b of a pass lives in a thread's sub-histogram: base + (b - off) * stride. stride is 1
+// for contiguous sub-histograms and M for the interleaved (bin-major) shared layout.
+//
+// With Combine, lanes of a warp that update the same bin first combine their values (see
+// combine_peers) and only the leader issues the atomic. Every lane of the warp that reaches the
+// call takes part (out-of-range lanes under a key no bin has).
+template <bool Combine, class Op, class V>
+__device__ __forceinline__ bool lead_update(std::int64_t b, std::int64_t off, std::int64_t limit, V& v) {
+  const bool in = b >= off && b - off < limit;
+  if constexpr (Combine) {
+    const unsigned mask = __activemask();
+    const unsigned key = in ? unsigned(b - off) : ~0u;
+    const unsigned peers = __match_any_sync(mask, key);
+    v = combine_peers<Op>(mask, peers, v);
+    return in && (peers & ((1u << (threadIdx.x & 31)) - 1)) == 0;
+  } else {
+    return in;
+  }
+}
+
 // Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram.
-template <atomic_kind K, class Op, class R>
+template <atomic_kind K, class Op, bool Combine = false, class R>
 __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_type* sub, int* locks, std::int64_t off,
-                                              std::int64_t limit) {
+                                              std::int64_t limit, std::int64_t stride = 1) {
   using U = updates_of<R>;
   using V = typename Op::value_type;
 #pragma unroll
   for (int k = 0; k < U::count; ++k) {
     const auto& u = U::get(r, k);
-    const std::int64_t b = u.bin;
-    if (b >= off && b - off < limit) atomic_update<K, Op>(sub + (b - off), locks ? locks + (b - off) : nullptr, static_cast<V>(u.value));
+    V v = static_cast<V>(u.value);
+    if (lead_update<Combine, Op>(u.bin, off, limit, v)) {
+      const std::int64_t at = (u.bin - off) * stride;
+      atomic_update<K, Op>(sub + at, locks ? locks + at : nullptr, v);
+    }
   }
 }
 
@@ -47,45 +70,43 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
 // one round of L2 reads instead of one per update: measured on the H100, argmax at M=1 went from
 // 1.29 to 0.71 ms. In shared memory the reads are cheap and reading early only makes them stale
 // under contention (24-bit saturated add, H=31: 0.22 ms read per update, 0.64 ms read early).
-template <atomic_kind K, class Op, bool EarlyReads, class R, int Items>
+template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class R, int Items>
 __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
-                                                   std::int64_t off, std::int64_t limit) {
+                                                   std::int64_t off, std::int64_t limit, std::int64_t stride) {
   if constexpr (EarlyReads && K == atomic_kind::cas && !is_elementwise<Op>::value) {
     using U = updates_of<R>;
     using V = typename Op::value_type;
     constexpr int count = Items * U::count;
     V* where[count];
+    V value[count];
     word_of<V> first[count];
 #pragma unroll
     for (int j = 0; j < Items; ++j) {
 #pragma unroll
       for (int k = 0; k < U::count; ++k) {
-        const std::int64_t b = U::get(r[j], k).bin;
-        const bool in = b >= off && b - off < limit;
-        where[j * U::count + k] = in ? sub + (b - off) : nullptr;
-        if (in) first[j * U::count + k] = cas_first_read(sub + (b - off));
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < Items; ++j) {
-#pragma unroll
-      for (int k = 0; k < U::count; ++k) {
         const int q = j * U::count + k;
-        if (where[q]) cas_update_from<Op>(where[q], first[q], static_cast<V>(U::get(r[j], k).value));
+        const std::int64_t b = U::get(r[j], k).bin;
+        value[q] = static_cast<V>(U::get(r[j], k).value);
+        const bool lead = lead_update<Combine, Op>(b, off, limit, value[q]);
+        where[q] = lead ? sub + (b - off) * stride : nullptr;
+        if (lead) first[q] = cas_first_read(where[q]);
       }
     }
+#pragma unroll
+    for (int q = 0; q < count; ++q)
+      if (where[q]) cas_update_from<Op>(where[q], first[q], value[q]);
   } else {
 #pragma unroll
-    for (int j = 0; j < Items; ++j) apply_updates<K, Op>(r[j], sub, locks, off, limit);
+    for (int j = 0; j < Items; ++j) apply_updates<K, Op, Combine>(r[j], sub, locks, off, limit, stride);
   }
 }
 
 // What for_part hands over: a whole tile (an array of results) or a single result.
-template <atomic_kind K, class Op, bool EarlyReads, class T>
+template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class T>
 __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value_type* sub, int* locks,
-                                                  std::int64_t off, std::int64_t limit) {
-  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads>(t, sub, locks, off, limit);
-  else apply_updates<K, Op>(t, sub, locks, off, limit);
+                                                  std::int64_t off, std::int64_t limit, std::int64_t stride) {
+  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads, Combine>(t, sub, locks, off, limit, stride);
+  else apply_updates<K, Op, Combine>(t, sub, locks, off, limit, stride);
 }
 
 // Evaluates f over part `part` of `parts` balanced, contiguous parts of [begin, end) (whole
@@ -111,10 +132,16 @@ __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, s
   for (; i < hi; i += step) apply(f(i));
 }
 
+// Whether the shared sub-histograms are interleaved: bin b of sub-histogram m at b * M + m. With M
+// a multiple of the warp size, the 32 lanes of a warp (sub-histograms m .. m + 31 under strided
+// assignment) then always hit 32 different banks, whatever their bins; the contiguous layout
+// (m * chunk + b) leaves random bins to random banks.
+__host__ __device__ inline bool hist_interleaved(int M) { return M % 32 == 0; }
+
 // One pass (bins [off, off + chunk)) of the shared-memory strategy. Block b works on histogram
 // b / per_hist over elements [h * seg_len, (h + 1) * seg_len); per_hist = gridDim.x and
 // seg_len = n for a single histogram.
-template <atomic_kind K, int Items, class Op, class F>
+template <atomic_kind K, int Items, class Op, bool Combine, class F>
 __global__ void __launch_bounds__(hist_tuning::shared_block)
     hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
                        int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M) {
@@ -131,24 +158,39 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
   const std::int64_t h = blockIdx.x / per_hist, r = blockIdx.x % per_hist;
   const std::int64_t limit = std::min<std::int64_t>(chunk, H - off);
   // Strided assignment (III-C): neighbouring threads update different sub-histograms.
-  const int lhid = (threadIdx.x % M) * chunk;
+  const bool interleaved = hist_interleaved(M);
+  const int m = threadIdx.x % M;
+  const int lhid = interleaved ? m : m * chunk;
+  const int stride = interleaved ? M : 1;
   V* mine = sub + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(h * seg_len, (h + 1) * seg_len, r, per_hist, f,
-                   [&](const auto& res) { apply_tile_or_one<K, Op, false>(res, mine, my_locks, off, limit); });
+                  [&](const auto& res) { apply_tile_or_one<K, Op, false, Combine>(res, mine, my_locks, off, limit, stride); });
   __syncthreads();
-  // Combine the block's M sub-histograms and fold the result into the destination.
+  // Combine the block's M sub-histograms and fold the result into the destination. Interleaved,
+  // thread b starts at copy b % M so that neighbouring threads read different banks.
   V* out = histo + h * H + off;
   int* out_locks = global_locks ? global_locks + h * H + off : nullptr;
-  for (std::int64_t b = threadIdx.x; b < limit; b += blockDim.x) {
-    V acc = sub[b];
-    for (int m = 1; m < M; ++m) acc = Op{}(acc, sub[std::int64_t{m} * chunk + b]);
+  for (int b = threadIdx.x; b < limit; b += blockDim.x) {
+    V acc;
+    if (interleaved) {
+      const V* row = sub + b * M;
+      int c = b % M;
+      acc = row[c];
+      for (int j = 1; j < M; ++j) {
+        if (++c == M) c = 0;
+        acc = Op{}(acc, row[c]);
+      }
+    } else {
+      acc = sub[b];
+      for (int j = 1; j < M; ++j) acc = Op{}(acc, sub[j * chunk + b]);
+    }
     if (!same_bits(acc, Op::identity())) atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
   }
 }
 
 // One pass of the global-memory strategy: thread t updates sub-histogram t % M (chunk bins each).
-template <atomic_kind K, int Items, class Op, class F>
+template <atomic_kind K, int Items, class Op, bool Combine, class F>
 __global__ void __launch_bounds__(hist_tuning::global_block)
     hist_global_kernel(std::int64_t n, F f, typename Op::value_type* subs, int* locks, std::int64_t H,
                        std::int64_t off, std::int64_t chunk, int M) {
@@ -158,7 +200,7 @@ __global__ void __launch_bounds__(hist_tuning::global_block)
   auto* mine = subs + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
-                   [&](const auto& res) { apply_tile_or_one<K, Op, true>(res, mine, my_locks, off, limit); });
+                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Combine>(res, mine, my_locks, off, limit, 1); });
 }
 
 template <class V>
@@ -258,7 +300,27 @@ struct hist_temp {
   hist_temp& operator=(const hist_temp&) = delete;
 };
 
-template <atomic_kind K, int items, class Op, class F>
+// Calls fn(std::bool_constant<Combine>) for the plan's warp combining, instantiating the combining
+// kernels only where they can apply.
+template <atomic_kind K, class Op, class Fn>
+void with_combine(bool combine, Fn&& fn) {
+  if constexpr (combinable<K, Op>)
+    if (combine) return fn(std::true_type{});
+  fn(std::false_type{});
+}
+
+// Blocks of `kernel` resident per SM (registers and shared memory included), at least 1.
+template <class Kernel>
+int resident_blocks(Kernel kernel, int block_threads, std::size_t shared_bytes, const char* what) {
+  int per_sm = 0;
+  SOAC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes));
+  if (per_sm < 1)
+    throw resource_error(std::string(what) + ": the kernel cannot run with " + std::to_string(block_threads) + " threads and " +
+                         std::to_string(shared_bytes) + " bytes of shared memory per block");
+  return per_sm;
+}
+
+template <atomic_kind K, int items, class Op, bool Combine, class F>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes);
 
@@ -271,19 +333,19 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
   const std::size_t bytes = K == atomic_kind::xcg ? ((count * sizeof(V) + 3) & ~std::size_t(3)) + count * 4 : count * sizeof(V);
   // (Twice the items for blocks that fill an SM alone was measured on the H100 and gained
   // nothing: 48K int bins 93.5 us with 8, 94.0 us with 16.)
-  hist_shared_run<K, hist_items<F>(), Op>(ctx, plan, seg_len, batches, f, histo, H, bytes);
+  with_combine<K, Op>(plan.warp_combine, [&](auto c) {
+    hist_shared_run<K, hist_items<F>(), Op, decltype(c)::value>(ctx, plan, seg_len, batches, f, histo, H, bytes);
+  });
 }
 
-template <atomic_kind K, int items, class Op, class F>
+template <atomic_kind K, int items, class Op, bool Combine, class F>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes) {
-  auto kernel = hist_shared_kernel<K, items, Op, F>;
+  auto kernel = hist_shared_kernel<K, items, Op, Combine, F>;
   plan.shared_bytes = bytes;
+  plan.warp_combine = Combine;
   SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  int per_sm = 0;
-  SOAC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.block_threads, bytes));
-  if (per_sm < 1) throw resource_error("hist: the shared-memory kernel cannot run with " + std::to_string(bytes) + " bytes of shared memory");
-  const std::int64_t resident = std::int64_t(ctx.props().sm_count) * per_sm;
+  const std::int64_t resident = std::int64_t(ctx.props().sm_count) * resident_blocks(kernel, plan.block_threads, bytes, "hist");
   if (batches == 1) {
     plan.grid = std::clamp<std::int64_t>(ceil_div(seg_len, std::int64_t(plan.block_threads) * items), 1, resident);
   } else {
@@ -304,13 +366,18 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   }
 }
 
-template <atomic_kind K, class Op, class F>
-void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
+template <atomic_kind K, class Op, bool Combine, class F>
+void hist_global_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
   using V = typename Op::value_type;
   constexpr int items = hist_items<F>();
+  auto kernel = hist_global_kernel<K, items, Op, Combine, F>;
   plan.items_per_thread = items;
+  plan.warp_combine = Combine;
+  // Every block gets one balanced part of the input, so the grid must be resident at once (a
+  // second wave would double the time): the occupancy the kernel's registers allow, not the
+  // SM's thread limit.
   plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * items), 1,
-                                       std::int64_t(ctx.props().sm_count) * ctx.props().max_threads_per_sm / plan.block_threads);
+                                       std::int64_t(ctx.props().sm_count) * resident_blocks(kernel, plan.block_threads, 0, "hist"));
   const std::int64_t M = plan.multi, chunk = plan.chunk;
   // M = 1 updates the destination in place; otherwise M sub-histograms of one chunk each.
   hist_temp subs(ctx, M > 1 ? std::size_t(M * chunk) * sizeof(V) : 0);
@@ -326,8 +393,8 @@ void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, type
       hist_fill_kernel<<<fill_grid, 256, 0, ctx.stream()>>>(target, M * chunk, Op::identity());
       SOAC_CHECK_LAUNCH("hist_fill_kernel");
     }
-    hist_global_kernel<K, items, Op><<<unsigned(plan.grid), plan.block_threads, 0, ctx.stream()>>>(
-        n, f, target, target_locks, H, off, M > 1 ? chunk : limit, int(M));
+    kernel<<<unsigned(plan.grid), plan.block_threads, 0, ctx.stream()>>>(n, f, target, target_locks, H, off,
+                                                                          M > 1 ? chunk : limit, int(M));
     SOAC_CHECK_LAUNCH("hist_global_kernel");
     if (M > 1) {
       const int grid = int(std::clamp<std::int64_t>(ceil_div(limit, 256), 1, 8 * ctx.props().sm_count));
@@ -335,6 +402,13 @@ void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, type
       SOAC_CHECK_LAUNCH("hist_reduce_kernel");
     }
   }
+}
+
+template <atomic_kind K, class Op, class F>
+void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
+  if (plan.warp_combine && plan.chunk >= std::int64_t{0xffffffff})
+    plan.warp_combine = false;  // the combining key is a 32-bit bin offset
+  with_combine<K, Op>(plan.warp_combine, [&](auto c) { hist_global_run<K, Op, decltype(c)::value>(ctx, plan, n, f, histo, H); });
 }
 
 // Calls fn(integral_constant<atomic_kind, K>) for the kind chosen at run time, instantiating only

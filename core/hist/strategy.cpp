@@ -26,6 +26,21 @@ std::string_view to_string(atomic_kind k) {
   return "?";
 }
 
+std::string_view to_string(hist_toggle t) {
+  switch (t) {
+    case hist_toggle::automatic: return "auto";
+    case hist_toggle::on: return "on";
+    case hist_toggle::off: return "off";
+  }
+  return "?";
+}
+
+hist_toggle parse_hist_toggle(std::string_view s) {
+  for (auto v : {hist_toggle::automatic, hist_toggle::on, hist_toggle::off})
+    if (s == to_string(v)) return v;
+  throw usage_error("unknown setting '" + std::string(s) + "' (expected auto, on or off)");
+}
+
 hist_strategy parse_hist_strategy(std::string_view s) {
   for (auto v : {hist_strategy::automatic, hist_strategy::shared, hist_strategy::global})
     if (s == to_string(v)) return v;
@@ -57,6 +72,11 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
   if (o.multi < 0) throw usage_error("hist: M (multi) must be at least 1, or 0 for the model");
   if (o.passes < 0) throw usage_error("hist: S (passes) must be at least 1, or 0 for the model");
   if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
+}
+
+bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
+  if (kind == atomic_kind::hdw) return false;
+  return o.warp_combine == hist_toggle::automatic ? hist_tuning::warp_combine_default : o.warp_combine == hist_toggle::on;
 }
 
 // Shared memory one block may use when `per_sm` blocks share an SM (footnote 7).
@@ -122,11 +142,15 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     // run one block per SM with all of it.
     if (s.S > 1 && k > 1) s = model(L_1, 1);
   }
-  plan.multi = int(s.M);
+  plan.model_multi = int(s.M);
+  // The interleaved layout needs a multiple of the warp size (see hist_tuning::warp_size).
+  const bool modelled = o.multi <= 0 && o.passes <= 0;
+  plan.multi = modelled && s.M >= hist_tuning::warp_size ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
+  plan.warp_combine = wants_warp_combine(kind, o);
   plan.chunk = s.chunk;
-  plan.coop = ceil_div64(B, s.M);
-  plan.shared_bytes = std::size_t(s.M * s.chunk) * el;
+  plan.coop = ceil_div64(B, plan.multi);
+  plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
   const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
   return plan;
@@ -173,8 +197,9 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
     const double C = std::min(T, u * chunk / k_max);
     M = std::max<std::int64_t>(1, std::int64_t(std::floor(T / std::max(1.0, C))));
   }
-  plan.multi = int(std::min<std::int64_t>(M, std::int64_t(T)));
+  plan.multi = plan.model_multi = int(std::min<std::int64_t>(M, std::int64_t(T)));
   plan.passes = int(S);
+  plan.warp_combine = wants_warp_combine(kind, o);
   plan.chunk = std::int64_t(chunk);
   plan.coop = std::int64_t(std::ceil(T / plan.multi));
   const std::int64_t per_block = std::int64_t(plan.block_threads) * plan.items_per_thread;
@@ -234,7 +259,11 @@ std::string hist_plan::describe() const {
   s << to_string(strategy) << " M=" << multi << " S=" << passes << " Hchk=" << chunk << " C=" << coop << ", "
     << to_string(atomic) << " atomics, " << grid << "x" << block_threads << " threads, " << items_per_thread
     << " items/thread";
-  if (strategy == hist_strategy::shared) s << ", " << (shared_bytes + 1023) / 1024 << " KiB shared/block";
+  if (strategy == hist_strategy::shared) {
+    s << ", " << (shared_bytes + 1023) / 1024 << " KiB shared/block";
+    if (multi % hist_tuning::warp_size == 0) s << ", interleaved";
+  }
+  if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)
     s << ", RF=" << race_factor << (race_factor_estimated ? " (inspected)" : " (given)");
   if (batches > 1) s << ", " << batches << " histograms, K=" << blocks_per_histogram << " blocks each";

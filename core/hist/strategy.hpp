@@ -17,9 +17,12 @@
 namespace soac {
 
 enum class hist_strategy { automatic, shared, global };
+enum class hist_toggle { automatic, on, off };
 
 std::string_view to_string(hist_strategy);
 std::string_view to_string(atomic_kind);
+std::string_view to_string(hist_toggle);
+hist_toggle parse_hist_toggle(std::string_view);  // throws usage_error
 hist_strategy parse_hist_strategy(std::string_view);  // throws usage_error
 atomic_kind parse_atomic_kind(std::string_view);      // throws usage_error
 
@@ -30,6 +33,9 @@ struct hist_options {
   double race_factor = 0;    // RF when known; 0: the inspector estimates it (global strategy only)
   bool force_atomic = false; // use `atomic` instead of the trait's choice (cas or xcg only)
   atomic_kind atomic = atomic_kind::xcg;
+  // Combine same-bin updates within a warp before the atomic (CAS and lock kinds; hardware
+  // atomics never combine). automatic: see hist_tuning::warp_combine_cas.
+  hist_toggle warp_combine = hist_toggle::automatic;
 };
 
 // What a call chose; returned so callers can report it (--verbose, JSON, Table I).
@@ -38,6 +44,7 @@ struct hist_plan {
   atomic_kind atomic = atomic_kind::hdw;
   std::int64_t n = 0, bins = 0;   // input elements, H
   int multi = 1;                  // M
+  int model_multi = 1;            // M as eqs. 1-3 / 4-6 give it (multi rounds it for the layout)
   int passes = 1;                 // S
   std::int64_t chunk = 0;         // Hchk
   std::int64_t coop = 0;          // C: threads sharing one sub-histogram
@@ -49,6 +56,7 @@ struct hist_plan {
   bool race_factor_estimated = false;
   std::int64_t batches = 1;       // Nout for batched histograms
   std::int64_t blocks_per_histogram = 0;  // K (batched shared strategy)
+  bool warp_combine = false;      // same-bin updates of a warp combined before the atomic
   bool host = false;              // ran on the host backend (per-thread sub-histograms)
   int host_threads = 0;
   std::string describe() const;
@@ -87,6 +95,13 @@ inline constexpr double u_hdw = 64.0, u_other = 1.0;
 // CAS and XCG keep the paper's rule: their contention is real (CAS H = 31: M = 933 219 us,
 // M = 297 379 us, M = 1 3277 us).
 inline constexpr std::size_t hdw_multi_bytes = 32 * 1024;
+// Shared memory, M >= 32: M is rounded down to a multiple of the warp size, which lets the
+// kernel interleave the sub-histograms (bin b of copy m at b * M + m) so that a warp's 32 lanes
+// always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
+// random bins in contiguous copies cost more than the few copies the rounding gives up.
+inline constexpr int warp_size = 32;
+// Warp combining (match_any + a shuffle tree) before CAS and lock updates, by default.
+inline constexpr bool warp_combine_default = true;
 // V-A: leave shared memory when its multi-pass degree S exceeds this (paper: 3 HDW, 4 CAS, 6
 // XCG, fitted on an RTX 2080 Ti). Re-fit on the H100 (soac bench hist, 50M elements):
 // - HDW: a shared pass costs ~87 us while global-memory HDW is bound by L2 atomics at ~600 us
