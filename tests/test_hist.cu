@@ -458,6 +458,38 @@ TEST(HistModel, InspectorIsSkippedWhenRfCannotChangeThePlan) {
   EXPECT_FALSE(g.race_factor_estimated);
 }
 
+TEST(HistModel, WarpCombiningFollowsTheStrategyUnlessForced) {
+  const auto p = rtx2080ti();
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 127, 4, atomic_kind::cas, {}).warp_combine);
+  EXPECT_TRUE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, {}).warp_combine);
+  EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::hdw, 1.0, {}).warp_combine);  // never for hdw
+  hist_options on, off;
+  on.warp_combine = hist_toggle::on;
+  off.warp_combine = hist_toggle::off;
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 127, 4, atomic_kind::xcg, on).warp_combine);
+  EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, off).warp_combine);
+  EXPECT_EQ(parse_hist_toggle("on"), hist_toggle::on);
+  EXPECT_THROW(parse_hist_toggle("maybe"), usage_error);
+}
+
+TEST(HistModel, OperatorContentionToleranceReplacesU) {
+  // arg_max declares that its CAS updates rarely write: one sub-histogram in global memory where
+  // the paper's u = 1 gives several; the lock path keeps the kind's u.
+  device_properties p = rtx2080ti();  // with an H100's SMs, threads and L2
+  p.sm_count = 132;
+  p.max_threads_per_sm = 2048;
+  p.l2_bytes = std::size_t{50} << 20;
+  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  EXPECT_EQ(u, arg_max<std::uint32_t>::hist_contention_tolerance);
+  EXPECT_EQ(detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::xcg), 0.0);
+  using sat24 = saturating_plus<std::uint32_t, 24>;
+  EXPECT_EQ(detail::model_contention_tolerance<sat24>(atomic_kind::cas), 0.0);
+  const auto g = plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }, u);
+  EXPECT_EQ(g.strategy, hist_strategy::global);
+  EXPECT_EQ(g.multi, 1);
+  EXPECT_GT(plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }).multi, 1);
+}
+
 TEST(HistModel, InspectorSamplesAFewGroups) {
   EXPECT_EQ(plan_inspector(0, 10).groups, 0);
   EXPECT_EQ(plan_inspector(100, 1000).group, 100);

@@ -110,8 +110,8 @@ void fill_identity(context& ctx, span<typename Op::value_type> h) {
 hist_options options_for(const std::string& variant) {
   hist_options o;
   if (variant == "auto") return o;
-  if (variant == "uncombined") {
-    o.warp_combine = hist_toggle::off;
+  if (variant == "combined" || variant == "uncombined") {
+    o.warp_combine = variant == "combined" ? hist_toggle::on : hist_toggle::off;
     return o;
   }
   if (variant == "lock") {
@@ -204,7 +204,7 @@ class hist_app final : public app {
             {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
             {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
   }
-  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "uncombined"}; }
+  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined"}; }
   std::vector<std::string> bench_presets() const override { return {"fig7"}; }
 
   static micro_spec spec_of(const nlohmann::json& params) {
@@ -316,9 +316,11 @@ class hist_app final : public app {
   static void print_model_table(const context& ctx, const micro_spec& s) {
     std::cout << "\nTable I on " << ctx.props().name << " (N=" << s.n << "): model (M,S); shared for H <= "
               << shared_sweep_max << ", global for H >= " << global_sweep_min << ", * = auto picks it (RF as given)\n";
-    struct row { const char* name; atomic_kind k; std::size_t el; };
-    const row rows[] = {{"HDW int add", atomic_kind::hdw, 4}, {"CAS sat-add", atomic_kind::cas, 4},
-                        {"argmax CAS", atomic_kind::cas, 8}, {"argmax lock", atomic_kind::xcg, 12}};
+    struct row { const char* name; atomic_kind k; std::size_t el; double u; };
+    const row rows[] = {{"HDW int add", atomic_kind::hdw, 4, 0},
+                        {"CAS sat-add", atomic_kind::cas, 4, 0},
+                        {"argmax CAS", atomic_kind::cas, 8, detail::model_contention_tolerance<xcg_op>(atomic_kind::cas)},
+                        {"argmax lock", atomic_kind::xcg, 12, 0}};
     std::ostringstream head;
     head << "  " << std::left << std::setw(22) << "";
     for (auto H : bins_of(s)) head << std::setw(9) << H;
@@ -330,9 +332,9 @@ class hist_app final : public app {
         for (auto H : bins_of(s)) {
           hist_options o;
           o.race_factor = double(rf);
-          const auto chosen = plan_hist(ctx.props(), s.n, H, rw.el, rw.k, o, {});
+          const auto chosen = plan_hist(ctx.props(), s.n, H, rw.el, rw.k, o, {}, rw.u);
           const hist_plan p = H <= shared_sweep_max ? plan_hist_shared(ctx.props(), s.n, H, rw.el, rw.k, {})
-                                                    : plan_hist_global(ctx.props(), s.n, H, rw.el, rw.k, double(rf), {});
+                                                    : plan_hist_global(ctx.props(), s.n, H, rw.el, rw.k, double(rf), {}, rw.u);
           std::ostringstream cell;
           cell << p.multi << "," << p.passes << (chosen.strategy == p.strategy ? "*" : "");
           line << std::setw(9) << cell.str();
@@ -440,10 +442,12 @@ class hist_app final : public app {
     };
     soac_variant("soac auto", {});
     if constexpr (!is_hdw) {
-      // Warp combining is on by default for CAS and locks; this measures what it buys.
-      hist_options plain;
-      plain.warp_combine = hist_toggle::off;
-      soac_variant("soac auto, no warp combine", plain);
+      // Warp combining (off in shared memory, on in global memory by default), forced both ways.
+      hist_options on, off;
+      on.warp_combine = hist_toggle::on;
+      off.warp_combine = hist_toggle::off;
+      soac_variant("soac auto, warp combine on", on);
+      soac_variant("soac auto, warp combine off", off);
     }
     if (is_xcg && s.lock) soac_variant("soac auto, lock (XCG)", options_for("lock"));
     if (!s.sweeps) return;

@@ -138,9 +138,14 @@ __device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
   }
 }
 
-// The bin's current word (volatile: never a stale cached copy).
+// A value the bin held, to start the CAS loop from. Any earlier value is correct (a stale one
+// only costs a failed compare-and-swap, and one that already absorbs v stays absorbing, see
+// cas_update_from); in global memory it is read from L2 (ld.global.cg), skipping L1 without the
+// system-scope ordering a volatile load carries.
 template <class V>
 __device__ __forceinline__ word_of<V> cas_first_read(const V* p) {
+  const auto* w = reinterpret_cast<const word_of<V>*>(p);
+  if (__isGlobal(p)) return __ldcg(w);
   return *reinterpret_cast<const volatile word_of<V>*>(p);
 }
 

@@ -429,7 +429,7 @@ hist_plan hist_cuda(context& ctx, const hist_options& options, atomic_kind kind,
                     typename Op::value_type* histo, std::int64_t H) {
   ctx.activate();
   hist_plan plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, options,
-                             [&] { return hist_inspect_cuda(ctx, n, f, H); });
+                             [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind));
   if (n == 0 || H == 0) return plan;
   with_atomic_kind<Op>(kind, [&](auto k) {
     if (plan.strategy == hist_strategy::shared) hist_shared_launch<decltype(k)::value, Op>(ctx, plan, n, 1, f, histo, H);

@@ -33,6 +33,9 @@ template <class V>
 struct arg_max {
   using value_type = indexed<V>;
   static constexpr bool commutative = true;
+  // For hist's global model (hist_tuning::u): once a bin holds a large value most updates lose
+  // and leave after one read, so threads sharing a sub-histogram barely contend.
+  static constexpr double hist_contention_tolerance = 64;
   SOAC_HD static constexpr value_type identity() { return {cuda::std::numeric_limits<V>::lowest(), 0xffffffffu}; }
   SOAC_HD constexpr value_type operator()(value_type a, value_type b) const {
     if (a.value != b.value) return a.value > b.value ? a : b;

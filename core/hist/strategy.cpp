@@ -74,9 +74,10 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
   if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
 }
 
-bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
+bool wants_warp_combine(atomic_kind kind, hist_strategy where, const hist_options& o) {
   if (kind == atomic_kind::hdw) return false;
-  return o.warp_combine == hist_toggle::automatic ? hist_tuning::warp_combine_default : o.warp_combine == hist_toggle::on;
+  if (o.warp_combine != hist_toggle::automatic) return o.warp_combine == hist_toggle::on;
+  return where == hist_strategy::shared ? hist_tuning::warp_combine_shared : hist_tuning::warp_combine_global;
 }
 
 // Shared memory one block may use when `per_sm` blocks share an SM (footnote 7).
@@ -147,7 +148,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   const bool modelled = o.multi <= 0 && o.passes <= 0;
   plan.multi = modelled && s.M >= hist_tuning::warp_size ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
-  plan.warp_combine = wants_warp_combine(kind, o);
+  plan.warp_combine = wants_warp_combine(kind, hist_strategy::shared, o);
   plan.chunk = s.chunk;
   plan.coop = ceil_div64(B, plan.multi);
   plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
@@ -157,7 +158,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
 }
 
 hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
-                           atomic_kind kind, double rf, const hist_options& o) {
+                           atomic_kind kind, double rf, const hist_options& o, double u_given) {
   check_common(n, H, el, o);
   namespace t = hist_tuning;
   hist_plan plan;
@@ -171,7 +172,7 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   const double T = double(std::int64_t(p.sm_count) * p.max_threads_per_sm);
   const double Hs = double(std::max<std::int64_t>(H, 1));
   const double L2 = double(p.l2_bytes);
-  const double u = kind == atomic_kind::hdw ? t::u_hdw : t::u_other;
+  const double u = u_given > 0 ? u_given : kind == atomic_kind::hdw ? t::u_hdw : t::u_other;
   // Eq. 4: sparse histograms leave lines untouched, so the L2 holds RF-times more sub-histograms,
   // less the part of each line a lone bin wastes.
   // Average bytes per bin in L2: xcg keeps its locks in a separate array, so the value and the
@@ -199,7 +200,7 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   }
   plan.multi = plan.model_multi = int(std::min<std::int64_t>(M, std::int64_t(T)));
   plan.passes = int(S);
-  plan.warp_combine = wants_warp_combine(kind, o);
+  plan.warp_combine = wants_warp_combine(kind, hist_strategy::global, o);
   plan.chunk = std::int64_t(chunk);
   plan.coop = std::int64_t(std::ceil(T / plan.multi));
   const std::int64_t per_block = std::int64_t(plan.block_threads) * plan.items_per_thread;
@@ -208,18 +209,18 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
 }
 
 hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el, atomic_kind kind,
-                    const hist_options& o, const std::function<double()>& inspect) {
+                    const hist_options& o, const std::function<double()>& inspect, double u) {
   check_common(n, H, el, o);
   auto global = [&] {
     bool estimate = o.race_factor <= 0 && !(o.multi > 0 || o.passes > 0);
     if (estimate) {
       // The inspector waits for the device; skip it when no RF (1 .. H, its range) changes the plan.
-      const hist_plan lo = plan_hist_global(p, n, H, el, kind, 1.0, o);
-      const hist_plan hi = plan_hist_global(p, n, H, el, kind, double(std::max<std::int64_t>(H, 1)), o);
+      const hist_plan lo = plan_hist_global(p, n, H, el, kind, 1.0, o, u);
+      const hist_plan hi = plan_hist_global(p, n, H, el, kind, double(std::max<std::int64_t>(H, 1)), o, u);
       if (lo.multi == hi.multi && lo.passes == hi.passes) estimate = false;
     }
     const double rf = o.race_factor > 0 ? o.race_factor : estimate && inspect ? inspect() : 1.0;
-    hist_plan plan = plan_hist_global(p, n, H, el, kind, rf, o);
+    hist_plan plan = plan_hist_global(p, n, H, el, kind, rf, o, u);
     plan.race_factor_estimated = estimate && inspect;
     return plan;
   };

@@ -88,6 +88,9 @@ inline constexpr double k_min = 2;
 // RF-dependent plan costs the inspector (~40 us: it waits for its answer). u = 64 gives M = 1
 // wherever HDW goes global (H >= 393K at 50M elements) for any RF, so the inspector is skipped.
 inline constexpr double u_hdw = 64.0, u_other = 1.0;
+// An operator may declare `static constexpr double hist_contention_tolerance = u;` to replace the
+// kind's u: arg_max does (most of its updates lose, read and leave without writing, so sharing
+// costs nothing; measured global M = 1 fastest at every H >= 48K and both RF).
 // Eq. 1, HDW only: Hopper's shared atomics do not slow down under same-address contention
 // (DESIGN.md), so many sub-histograms buy nothing but per-block init and combine work. Measured
 // on the H100: M = 933 (H = 31) 86 us vs M <= 297 79 us; M = 227 (H = 127) 161 us vs M = 72
@@ -100,8 +103,13 @@ inline constexpr std::size_t hdw_multi_bytes = 32 * 1024;
 // always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
 // random bins in contiguous copies cost more than the few copies the rounding gives up.
 inline constexpr int warp_size = 32;
-// Warp combining (match_any + a shuffle tree) before CAS and lock updates, by default.
-inline constexpr bool warp_combine_default = true;
+// Warp combining (match_any + a shuffle tree) before CAS and lock updates, when options leave it
+// to the model. Measured on the H100 (soac bench hist, 50M elements): in shared memory it only
+// costs (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
+// RF = 1: 696 vs 245 us: the interleaved copies already remove the same-bin conflicts it targets);
+// in global memory it makes argmax 1.5-2.5x faster (H = 48K RF = 63: 980 vs 2168 us) and costs
+// the saturated add 2-5% (1860 vs 1825 us at 196K).
+inline constexpr bool warp_combine_shared = false, warp_combine_global = true;
 // V-A: leave shared memory when its multi-pass degree S exceeds this (paper: 3 HDW, 4 CAS, 6
 // XCG, fitted on an RTX 2080 Ti). Re-fit on the H100 (soac bench hist, 50M elements):
 // - HDW: a shared pass costs ~87 us while global-memory HDW is bound by L2 atomics at ~600 us
@@ -127,12 +135,13 @@ inline constexpr std::int64_t inspector_sample_divisor = 256;
 hist_plan plan_hist_shared(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                            atomic_kind kind, const hist_options& options);
 // The global-memory model (eqs. 4-6) for race factor rf.
+// u > 0 replaces the kind's contention tolerance (hist_tuning::u_hdw / u_other).
 hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                           atomic_kind kind, double rf, const hist_options& options);
+                           atomic_kind kind, double rf, const hist_options& options, double u = 0);
 // The whole choice: shared unless its S exceeds the kind's threshold (V-A), or as forced.
 // `inspect` is called only when the global model needs RF and options.race_factor is 0.
 hist_plan plan_hist(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                    atomic_kind kind, const hist_options& options, const std::function<double()>& inspect);
+                    atomic_kind kind, const hist_options& options, const std::function<double()>& inspect, double u = 0);
 
 int max_shared_passes(atomic_kind kind);
 

@@ -146,6 +146,22 @@ struct updates_of<bin_values<V, K>> {
   SOAC_HD static const bin_value<V>& get(const bin_values<V, K>& r, int k) { return r.u[k]; }
 };
 
+// The operator's own contention tolerance for the global model (hist_tuning::u_other otherwise):
+// Op::hist_contention_tolerance when declared. It matters for CAS only, where an update that
+// does not change the bin never writes; a lock is taken whatever the value.
+template <class Op, class = void>
+struct contention_tolerance {
+  static constexpr double value = 0;
+};
+template <class Op>
+struct contention_tolerance<Op, std::void_t<decltype(Op::hist_contention_tolerance)>> {
+  static constexpr double value = Op::hist_contention_tolerance;
+};
+template <class Op>
+constexpr double model_contention_tolerance(atomic_kind kind) {
+  return kind == atomic_kind::cas ? contention_tolerance<Op>::value : 0;
+}
+
 // Bytes a bin occupies for the models: the value, plus the lock for xcg (SC20 III-C).
 template <class Op>
 constexpr std::size_t model_element_bytes(atomic_kind kind) {
