@@ -36,7 +36,7 @@ constexpr int hist_items() {
 // call takes part (out-of-range lanes under a key no bin has).
 template <bool Combine, class Op, class V>
 __device__ __forceinline__ bool lead_update(std::int64_t b, std::int64_t off, std::int64_t limit, V& v) {
-  const bool in = std::uint64_t(b - off) < std::uint64_t(limit);  // off <= b < off + limit, one compare
+  const bool in = b >= off && b - off < limit;
   if constexpr (Combine) {
     const unsigned mask = __activemask();
     const unsigned key = in ? unsigned(b - off) : ~0u;
@@ -48,12 +48,10 @@ __device__ __forceinline__ bool lead_update(std::int64_t b, std::int64_t off, st
   }
 }
 
-// Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram. Index is
-// the type of in-pass offsets: int in shared memory (fewer instructions per update), int64 in
-// global memory.
-template <atomic_kind K, class Op, bool Combine = false, class R, class Index = std::int64_t>
+// Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram.
+template <atomic_kind K, class Op, bool Combine = false, class R>
 __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_type* sub, int* locks, std::int64_t off,
-                                              std::int64_t limit, Index stride = 1) {
+                                              std::int64_t limit, std::int64_t stride = 1) {
   using U = updates_of<R>;
   using V = typename Op::value_type;
 #pragma unroll
@@ -61,7 +59,7 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
     const auto& u = U::get(r, k);
     V v = static_cast<V>(u.value);
     if (lead_update<Combine, Op>(u.bin, off, limit, v)) {
-      const Index at = Index(u.bin - off) * stride;
+      const std::int64_t at = (u.bin - off) * stride;
       atomic_update<K, Op>(sub + at, locks ? locks + at : nullptr, v);
     }
   }
@@ -72,9 +70,9 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
 // one round of L2 reads instead of one per update: measured on the H100, argmax at M=1 went from
 // 1.29 to 0.71 ms. In shared memory the reads are cheap and reading early only makes them stale
 // under contention (24-bit saturated add, H=31: 0.22 ms read per update, 0.64 ms read early).
-template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class R, int Items, class Index>
+template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class R, int Items>
 __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
-                                                   std::int64_t off, std::int64_t limit, Index stride) {
+                                                   std::int64_t off, std::int64_t limit, std::int64_t stride) {
   if constexpr (EarlyReads && K == atomic_kind::cas && !is_elementwise<Op>::value) {
     using U = updates_of<R>;
     using V = typename Op::value_type;
@@ -90,7 +88,7 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
         const std::int64_t b = U::get(r[j], k).bin;
         value[q] = static_cast<V>(U::get(r[j], k).value);
         const bool lead = lead_update<Combine, Op>(b, off, limit, value[q]);
-        where[q] = lead ? sub + Index(b - off) * stride : nullptr;
+        where[q] = lead ? sub + (b - off) * stride : nullptr;
         if (lead) first[q] = cas_first_read(where[q]);
       }
     }
@@ -104,9 +102,9 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
 }
 
 // What for_part hands over: a whole tile (an array of results) or a single result.
-template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class T, class Index>
+template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class T>
 __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value_type* sub, int* locks,
-                                                  std::int64_t off, std::int64_t limit, Index stride) {
+                                                  std::int64_t off, std::int64_t limit, std::int64_t stride) {
   if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads, Combine>(t, sub, locks, off, limit, stride);
   else apply_updates<K, Op, Combine>(t, sub, locks, off, limit, stride);
 }
@@ -202,7 +200,7 @@ __global__ void __launch_bounds__(hist_tuning::global_block)
   auto* mine = subs + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
-                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Combine>(res, mine, my_locks, off, limit, std::int64_t{1}); });
+                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Combine>(res, mine, my_locks, off, limit, 1); });
 }
 
 template <class V>
