@@ -490,6 +490,20 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   EXPECT_GT(plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }).multi, 1);
 }
 
+TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
+  device_properties p = rtx2080ti();  // an H100's SMs, threads and shared memory
+  p.sm_count = 132;
+  p.max_threads_per_sm = 2048;
+  p.shared_per_block_optin = 227 * 1024;
+  p.shared_per_sm = 228 * 1024;
+  const auto cas = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::cas, {});
+  EXPECT_EQ(cas.multi, 9);           // all of one SM's shared memory, not M = 4 on two blocks
+  EXPECT_EQ(cas.grid, p.sm_count);   // one block per SM
+  const auto hdw = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::hdw, {});
+  EXPECT_EQ(hdw.grid, 2 * p.sm_count);  // hardware atomics keep two blocks per SM
+  EXPECT_EQ(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {}).grid, 2 * p.sm_count);  // M >= 32 interleaved
+}
+
 TEST(HistModel, InspectorSamplesAFewGroups) {
   EXPECT_EQ(plan_inspector(0, 10).groups, 0);
   EXPECT_EQ(plan_inspector(100, 1000).group, 100);

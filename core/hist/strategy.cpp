@@ -142,6 +142,12 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
     // run one block per SM with all of it.
     if (s.S > 1 && k > 1) s = model(L_1, 1);
+    // CAS: when the k-block shape leaves many threads per copy, one block per SM with twice the
+    // copies wins (hist_tuning::cas_one_block_below_multi).
+    if (kind == atomic_kind::cas && k > 1 && s.S == 1 && s.M < hist_tuning::cas_one_block_below_multi) {
+      const shape one = model(L_1, 1);
+      if (one.S == 1 && one.M > s.M) s = one;
+    }
   }
   plan.model_multi = int(s.M);
   // The interleaved layout needs a multiple of the warp size (see hist_tuning::warp_size).

@@ -103,6 +103,13 @@ inline constexpr std::size_t hdw_multi_bytes = 32 * 1024;
 // always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
 // random bins in contiguous copies cost more than the few copies the rounding gives up.
 inline constexpr int warp_size = 32;
+// Footnote 7 prefers k blocks per SM with L/k shared memory each. CAS updates slow down with the
+// threads sharing a copy (B / M), not with the bins (a retried compare-and-swap stalls its whole
+// warp), so below this M one block per SM with all of L and about twice the copies is used.
+// Measured on the H100 (24-bit saturated add, RF = 1): H = 6K M = 4 on 2 blocks/SM 499 us,
+// M = 9 on 1 block/SM 340 us; H = 12K M = 2 590 us, M = 3 397 us. From M = 32 up (interleaved,
+// ~1 thread per copy) two blocks per SM stay ahead (H = 31: 188 us).
+inline constexpr int cas_one_block_below_multi = 32;
 // Warp combining (match_any + a shuffle tree) before CAS and lock updates, when options leave it
 // to the model. Measured on the H100 (soac bench hist, 50M elements): in shared memory it only
 // costs (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
