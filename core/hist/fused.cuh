@@ -139,9 +139,7 @@ hist_plan hist_fused_cuda(context& ctx, const hist_options& options, std::int64_
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, (la ? Ha * 4 : 0) + (lb ? Hb * 4 : 0), ctx.stream()));
   auto run = [&](auto kernel) {
     SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    int per_sm = 0;
-    SOAC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.block_threads, bytes));
-    if (per_sm < 1) throw resource_error("hist_fused: the kernel cannot run with " + std::to_string(bytes) + " bytes of shared memory");
+    const int per_sm = resident_blocks(kernel, plan.block_threads, bytes, "hist_fused");
     plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * plan.items_per_thread), 1,
                                          std::int64_t(p.sm_count) * per_sm);
     kernel<<<unsigned(plan.grid), plan.block_threads, bytes, ctx.stream()>>>(n, f, ha, Ha, la, hb, Hb, lb, M);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -35,22 +36,30 @@ std::string_view to_string(hist_toggle t) {
   return "?";
 }
 
-hist_toggle parse_hist_toggle(std::string_view s) {
-  for (auto v : {hist_toggle::automatic, hist_toggle::on, hist_toggle::off})
+namespace {
+// The value among `values` whose to_string is s; a usage error naming `what` and the choices
+// otherwise.
+template <class E>
+E parse_choice(std::string_view s, std::initializer_list<E> values, const char* what) {
+  std::string choices;
+  for (auto v : values) {
     if (s == to_string(v)) return v;
-  throw usage_error("unknown setting '" + std::string(s) + "' (expected auto, on or off)");
+    choices += (choices.empty() ? "" : ", ") + std::string(to_string(v));
+  }
+  throw usage_error("unknown " + std::string(what) + " '" + std::string(s) + "' (expected " + choices + ")");
+}
+}  // namespace
+
+hist_toggle parse_hist_toggle(std::string_view s) {
+  return parse_choice(s, {hist_toggle::automatic, hist_toggle::on, hist_toggle::off}, "setting");
 }
 
 hist_strategy parse_hist_strategy(std::string_view s) {
-  for (auto v : {hist_strategy::automatic, hist_strategy::shared, hist_strategy::global})
-    if (s == to_string(v)) return v;
-  throw usage_error("unknown hist strategy '" + std::string(s) + "' (expected auto, shared or global)");
+  return parse_choice(s, {hist_strategy::automatic, hist_strategy::shared, hist_strategy::global}, "hist strategy");
 }
 
 atomic_kind parse_atomic_kind(std::string_view s) {
-  for (auto v : {atomic_kind::hdw, atomic_kind::cas, atomic_kind::xcg})
-    if (s == to_string(v)) return v;
-  throw usage_error("unknown atomic kind '" + std::string(s) + "' (expected hdw, cas or xcg)");
+  return parse_choice(s, {atomic_kind::hdw, atomic_kind::cas, atomic_kind::xcg}, "atomic kind");
 }
 
 int max_shared_passes(atomic_kind kind) {
