@@ -2,8 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 
 #include "core/cuda_check.hpp"
+#include "core/error.hpp"
 
 namespace soac::detail {
 
@@ -15,6 +20,37 @@ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1
 // Call right after a <<<...>>> launch: turns launch-configuration errors into cuda_error.
 inline void check_launch(const char* kernel, const char* file, int line) {
   check_cuda(cudaGetLastError(), kernel, file, line);
+}
+
+// Blocks of `kernel` resident per SM with blocks of block_threads and shared_bytes of dynamic
+// shared memory (registers included), at least 1; first raises the kernel's dynamic shared memory
+// limit to shared_bytes where that exceeds the default. Both answers are cached per kernel,
+// device and shape: the two driver calls cost microseconds of host time on every launch, which a
+// sub-100-microsecond kernel timed from the call pays in full.
+template <class Kernel>
+int resident_blocks(Kernel kernel, int block_threads, std::size_t shared_bytes, const char* what) {
+  using key = std::tuple<const void*, int, int, std::size_t>;
+  static std::mutex guard;
+  static std::map<key, int> known;
+  static std::map<std::pair<const void*, int>, std::size_t> shared_limit;  // as last raised
+  int device = 0;
+  SOAC_CUDA_CHECK(cudaGetDevice(&device));
+  const auto* address = reinterpret_cast<const void*>(kernel);
+  std::lock_guard<std::mutex> lock(guard);
+  if (auto it = known.find(key{address, device, block_threads, shared_bytes}); it != known.end()) return it->second;
+  // Only ever raised, so every shape cached before stays launchable.
+  std::size_t& limit = shared_limit[{address, device}];
+  if (shared_bytes > 48 * 1024 && shared_bytes > limit) {
+    SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
+    limit = shared_bytes;
+  }
+  int per_sm = 0;
+  SOAC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes));
+  if (per_sm < 1)
+    throw resource_error(std::string(what) + ": the kernel cannot run with " + std::to_string(block_threads) + " threads and " +
+                         std::to_string(shared_bytes) + " bytes of shared memory per block");
+  known.emplace(key{address, device, block_threads, shared_bytes}, per_sm);
+  return per_sm;
 }
 
 }  // namespace soac::detail

@@ -54,13 +54,19 @@ std::vector<hist_options> strategies() {
     r.warp_combine = hist_toggle::off;
     return r;
   };
+  auto exclusive = [](hist_options r) {
+    r.thread_private = hist_toggle::on;
+    return r;
+  };
   // M = 32 and 64 run the interleaved shared layout; warp combining is on by default for CAS and
-  // locks, so it is also checked off.
+  // locks, so it is also checked off; thread-private copies (no atomics) are forced for every
+  // kind (refused where a copy per thread does not fit).
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
           o(hist_strategy::global, 1, 1),   o(hist_strategy::global, 5, 3),
-          uncombined(o(hist_strategy::automatic, 0, 0)), uncombined(o(hist_strategy::global, 1, 1))};
+          uncombined(o(hist_strategy::automatic, 0, 0)), uncombined(o(hist_strategy::global, 1, 1)),
+          exclusive(o(hist_strategy::shared, 0, 0))};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference.
@@ -374,14 +380,16 @@ TEST(HistModel, SharedMemoryReproducesTableI) {
   const std::int64_t H[] = {31, 127, 505, 2048, 6144, 12288, 24576, 49152};
   const int hdw[][2] = {{396, 1}, {96, 1}, {24, 1}, {6, 1}, {2, 1}, {1, 1}, {1, 2}, {1, 4}};
   const int xcg[][2] = {{132, 1}, {32, 1}, {8, 1}, {2, 1}, {1, 2}, {1, 3}, {1, 6}, {1, 12}};
+  hist_options paper;  // eqs. 1-3 as published: no thread-private shape
+  paper.thread_private = hist_toggle::off;
   for (int j = 0; j < 8; ++j) {
     // CAS follows the paper's rule exactly (HDW is capped on Hopper, see hdw_multi_bytes).
-    const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, {});
+    const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, paper);
     EXPECT_EQ(a.model_multi, hdw[j][0]) << "H=" << H[j];
     // What runs: M rounded down to a multiple of 32 from 32 up (the interleaved layout).
     EXPECT_EQ(a.multi, hdw[j][0] >= 32 ? hdw[j][0] / 32 * 32 : hdw[j][0]) << "H=" << H[j];
     EXPECT_EQ(a.passes, hdw[j][1]) << "H=" << H[j];
-    const auto x = plan_hist_shared(p, N50M, H[j], 12, atomic_kind::xcg, {});
+    const auto x = plan_hist_shared(p, N50M, H[j], 12, atomic_kind::xcg, paper);
     EXPECT_EQ(x.model_multi, xcg[j][0]) << "H=" << H[j];
     EXPECT_EQ(x.passes, xcg[j][1]) << "H=" << H[j];
   }
@@ -502,6 +510,51 @@ TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
   const auto hdw = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::hdw, {});
   EXPECT_EQ(hdw.grid, 2 * p.sm_count);  // hardware atomics keep two blocks per SM
   EXPECT_EQ(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {}).grid, 2 * p.sm_count);  // M >= 32 interleaved
+}
+
+TEST(HistModel, ThreadPrivateCopiesWhereEnoughThreadsFit) {
+  device_properties p = rtx2080ti();  // an H100's SMs, threads and shared memory
+  p.sm_count = 132;
+  p.max_threads_per_sm = 2048;
+  p.shared_per_block_optin = 227 * 1024;
+  p.shared_per_sm = 228 * 1024;
+  // H = 31 at 4 bytes: two blocks of 928 threads (115 KiB each), one copy per thread.
+  const auto small = plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {});
+  EXPECT_TRUE(small.thread_private);
+  EXPECT_EQ(small.block_threads, 928);
+  EXPECT_EQ(small.multi, 928);
+  EXPECT_EQ(small.passes, 1);
+  EXPECT_EQ(small.grid, 2 * p.sm_count);
+  EXPECT_EQ(small.items_per_thread, hist_tuning::items_per_thread);
+  EXPECT_LE(small.shared_bytes, p.shared_per_sm / 2 - hist_tuning::shared_reserved_per_block);
+  // H = 127: 448 threads per SM, each with more loads in flight.
+  const auto mid = plan_hist_shared(p, N50M, 127, 4, atomic_kind::cas, {});
+  EXPECT_TRUE(mid.thread_private);
+  EXPECT_EQ(mid.block_threads * mid.grid / p.sm_count, 448);
+  EXPECT_EQ(mid.items_per_thread, hist_tuning::private_items_per_thread);
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 31, 8, atomic_kind::cas, {}).thread_private);   // argmax
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 127, 8, atomic_kind::cas, {}).thread_private);  // 224 threads
+  // Too few threads would remain (96 per SM), and hardware atomics keep their shared copies...
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, {}).thread_private);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::hdw, {}).thread_private);
+  // ...unless forced; forced M or S, or a histogram too large for 32 copies, is refused.
+  hist_options on, off;
+  on.thread_private = hist_toggle::on;
+  off.thread_private = hist_toggle::off;
+  const auto forced = plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, on);
+  EXPECT_TRUE(forced.thread_private);
+  EXPECT_EQ(forced.block_threads, 96);
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::hdw, on).thread_private);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, off).thread_private);
+  EXPECT_THROW(plan_hist_shared(p, N50M, 4096, 4, atomic_kind::cas, on), usage_error);
+  on.multi = 32;
+  EXPECT_THROW(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, on), usage_error);
+  // Forced M or S leave the paper's shapes alone.
+  hist_options m;
+  m.multi = 64;
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, m).thread_private);
+  // The automatic switch keeps the private shape (one pass).
+  EXPECT_TRUE(plan_hist(p, N50M, 31, 4, atomic_kind::cas, {}, {}).thread_private);
 }
 
 TEST(HistModel, InspectorSamplesAFewGroups) {

@@ -38,6 +38,7 @@ using xcg_op = arg_max<u32>;
 // The paper's H values (K = 1024).
 const std::int64_t paper_bins[] = {31, 127, 505, 2048, 6144, 12288, 24576, 49152, 196608, 393216, 786432, 1572864};
 constexpr std::int64_t shared_sweep_max = 49152, global_sweep_min = 12288;  // Fig 7's panels
+constexpr std::int64_t private_sweep_max = 505;  // one copy per thread fits up to ~500 4-byte bins
 constexpr std::int64_t naive_min_bins = 4096;
 
 template <class Op>
@@ -114,6 +115,10 @@ hist_options options_for(const std::string& variant) {
     o.warp_combine = variant == "combined" ? hist_toggle::on : hist_toggle::off;
     return o;
   }
+  if (variant == "private" || variant == "atomic-shared") {
+    o.thread_private = variant == "private" ? hist_toggle::on : hist_toggle::off;
+    return o;
+  }
   if (variant == "lock") {
     o.force_atomic = true;
     o.atomic = atomic_kind::xcg;
@@ -177,7 +182,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
@@ -204,7 +209,7 @@ class hist_app final : public app {
             {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
             {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
   }
-  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined"}; }
+  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared"}; }
   std::vector<std::string> bench_presets() const override { return {"fig7"}; }
 
   static micro_spec spec_of(const nlohmann::json& params) {
@@ -315,7 +320,7 @@ class hist_app final : public app {
   // Table I for this device: the models' (M,S) per operator class, H and RF (RF as given).
   static void print_model_table(const context& ctx, const micro_spec& s) {
     std::cout << "\nTable I on " << ctx.props().name << " (N=" << s.n << "): model (M,S); shared for H <= "
-              << shared_sweep_max << ", global for H >= " << global_sweep_min << ", * = auto picks it (RF as given)\n";
+              << shared_sweep_max << ", global for H >= " << global_sweep_min << ", p = one copy per thread (no atomics), * = auto picks it (RF as given)\n";
     struct row { const char* name; atomic_kind k; std::size_t el; double u; };
     const row rows[] = {{"HDW int add", atomic_kind::hdw, 4, 0},
                         {"CAS sat-add", atomic_kind::cas, 4, 0},
@@ -336,7 +341,7 @@ class hist_app final : public app {
           const hist_plan p = H <= shared_sweep_max ? plan_hist_shared(ctx.props(), s.n, H, rw.el, rw.k, {})
                                                     : plan_hist_global(ctx.props(), s.n, H, rw.el, rw.k, double(rf), {}, rw.u);
           std::ostringstream cell;
-          cell << p.multi << "," << p.passes << (chosen.strategy == p.strategy ? "*" : "");
+          cell << p.multi << "," << p.passes << (p.thread_private ? "p" : "") << (chosen.strategy == p.strategy ? "*" : "");
           line << std::setw(9) << cell.str();
         }
         std::cout << line.str() << "\n";
@@ -448,6 +453,11 @@ class hist_app final : public app {
       off.warp_combine = hist_toggle::off;
       soac_variant("soac auto, warp combine on", on);
       soac_variant("soac auto, warp combine off", off);
+    }
+    if (H <= private_sweep_max) {
+      // Thread-private shared copies (no atomics) forced both ways, where one copy per thread fits.
+      soac_variant("soac auto, thread-private on", options_for("private"));
+      soac_variant("soac auto, thread-private off", options_for("atomic-shared"));
     }
     if (is_xcg && s.lock) soac_variant("soac auto, lock (XCG)", options_for("lock"));
     if (!s.sweeps) return;

@@ -22,10 +22,10 @@
 namespace soac::detail {
 
 // Elements a thread evaluates before applying their updates: fewer when each yields several.
-template <class F>
+template <class F, int PerThread = hist_tuning::items_per_thread>
 constexpr int hist_items() {
   using R = decltype(std::declval<F>()(std::int64_t{0}));
-  return std::max(1, hist_tuning::items_per_thread / updates_of<R>::count);
+  return std::max(1, PerThread / updates_of<R>::count);
 }
 
 // Where bin b of a pass lives in a thread's sub-histogram: base + (b - off) * stride. stride is 1
@@ -48,8 +48,15 @@ __device__ __forceinline__ bool lead_update(std::int64_t b, std::int64_t off, st
   }
 }
 
+// How a thread's updates reach its sub-histogram.
+enum class update_mode {
+  atomic,     // the kind's atomic: the copy is shared with other threads
+  combined,   // warp peers with the same bin combine first, the leader's atomic applies them
+  exclusive,  // the copy is the thread's own: a plain read, the operator, a write
+};
+
 // Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram.
-template <atomic_kind K, class Op, bool Combine = false, class R>
+template <atomic_kind K, class Op, update_mode Mode = update_mode::atomic, class R>
 __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_type* sub, int* locks, std::int64_t off,
                                               std::int64_t limit, std::int64_t stride = 1) {
   using U = updates_of<R>;
@@ -58,9 +65,10 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
   for (int k = 0; k < U::count; ++k) {
     const auto& u = U::get(r, k);
     V v = static_cast<V>(u.value);
-    if (lead_update<Combine, Op>(u.bin, off, limit, v)) {
+    if (lead_update<Mode == update_mode::combined, Op>(u.bin, off, limit, v)) {
       const std::int64_t at = (u.bin - off) * stride;
-      atomic_update<K, Op>(sub + at, locks ? locks + at : nullptr, v);
+      if constexpr (Mode == update_mode::exclusive) sub[at] = Op{}(sub[at], v);
+      else atomic_update<K, Op>(sub + at, locks ? locks + at : nullptr, v);
     }
   }
 }
@@ -70,7 +78,7 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
 // one round of L2 reads instead of one per update: measured on the H100, argmax at M=1 went from
 // 1.29 to 0.71 ms. In shared memory the reads are cheap and reading early only makes them stale
 // under contention (24-bit saturated add, H=31: 0.22 ms read per update, 0.64 ms read early).
-template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class R, int Items>
+template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, class R, int Items>
 __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
                                                    std::int64_t off, std::int64_t limit, std::int64_t stride) {
   if constexpr (EarlyReads && K == atomic_kind::cas && !is_elementwise<Op>::value) {
@@ -87,7 +95,7 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
         const int q = j * U::count + k;
         const std::int64_t b = U::get(r[j], k).bin;
         value[q] = static_cast<V>(U::get(r[j], k).value);
-        const bool lead = lead_update<Combine, Op>(b, off, limit, value[q]);
+        const bool lead = lead_update<Mode == update_mode::combined, Op>(b, off, limit, value[q]);
         where[q] = lead ? sub + (b - off) * stride : nullptr;
         if (lead) first[q] = cas_first_read(where[q]);
       }
@@ -97,16 +105,16 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
       if (where[q]) cas_update_from<Op>(where[q], first[q], value[q]);
   } else {
 #pragma unroll
-    for (int j = 0; j < Items; ++j) apply_updates<K, Op, Combine>(r[j], sub, locks, off, limit, stride);
+    for (int j = 0; j < Items; ++j) apply_updates<K, Op, Mode>(r[j], sub, locks, off, limit, stride);
   }
 }
 
 // What for_part hands over: a whole tile (an array of results) or a single result.
-template <atomic_kind K, class Op, bool EarlyReads, bool Combine, class T>
+template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, class T>
 __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value_type* sub, int* locks,
                                                   std::int64_t off, std::int64_t limit, std::int64_t stride) {
-  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads, Combine>(t, sub, locks, off, limit, stride);
-  else apply_updates<K, Op, Combine>(t, sub, locks, off, limit, stride);
+  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads, Mode>(t, sub, locks, off, limit, stride);
+  else apply_updates<K, Op, Mode>(t, sub, locks, off, limit, stride);
 }
 
 // Evaluates f over part `part` of `parts` balanced, contiguous parts of [begin, end) (whole
@@ -138,18 +146,62 @@ __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, s
 // (m * chunk + b) leaves random bins to random banks.
 __host__ __device__ inline bool hist_interleaved(int M) { return M % 32 == 0; }
 
+// Lanes that fold one bin's interleaved row of M copies together: a power of two up to the warp
+// size, as many as the block has threads for (limit bins * group lanes), so a small histogram with
+// many copies (H = 31, M = 928) is folded by the whole block instead of 31 threads. 1 for values
+// the shuffles cannot move (sizes not a multiple of 4 bytes).
+template <class V>
+__device__ __forceinline__ int merge_group(std::int64_t limit) {
+  if constexpr (sizeof(V) % 4 != 0) return 1;
+  int group = 1;
+  while (group < 32 && limit * group * 2 <= blockDim.x) group *= 2;
+  return group;
+}
+
+// Combines the block's M interleaved copies of bins [0, limit) (bin b of copy m at b * M + m) and
+// folds each result that is not the identity into out (with the kind's atomic).
+template <atomic_kind K, class Op>
+__device__ __forceinline__ void merge_interleaved(const typename Op::value_type* sub, std::int64_t limit, int M,
+                                                  typename Op::value_type* out, int* out_locks) {
+  using V = typename Op::value_type;
+  const int group = merge_group<V>(limit);
+  const int lane = threadIdx.x & 31;
+  const unsigned group_mask = group == 32 ? ~0u : ((1u << group) - 1) << (lane & ~(group - 1));
+  // Every lane of a group has the same bin, so a group enters and leaves the loop together.
+  for (std::int64_t t = threadIdx.x; t < limit * group; t += blockDim.x) {
+    const std::int64_t b = t / group;
+    const V* row = sub + b * M;
+    // Lane l folds copies l, l + group, ... (mod M): at each step the warp's lanes read 32
+    // different banks (M is a multiple of 32), and the group's lanes cover every copy once.
+    int c = lane % M;
+    V acc = row[c];
+    for (int j = 1; j < M / group; ++j) {
+      c += group;
+      if (c >= M) c -= M;
+      acc = Op{}(acc, row[c]);
+    }
+    if constexpr (sizeof(V) % 4 == 0)
+      for (int d = group / 2; d > 0; d /= 2) acc = Op{}(acc, shuffle_value(group_mask, acc, lane ^ d));
+    if ((lane & (group - 1)) == 0 && !same_bits(acc, Op::identity()))
+      atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
+  }
+}
+
 // One pass (bins [off, off + chunk)) of the shared-memory strategy. Block b works on histogram
 // b / per_hist over elements [h * seg_len, (h + 1) * seg_len); per_hist = gridDim.x and
-// seg_len = n for a single histogram.
-template <atomic_kind K, int Items, class Op, bool Combine, class F>
-__global__ void __launch_bounds__(hist_tuning::shared_block)
+// seg_len = n for a single histogram. Mode exclusive: M = blockDim.x, every thread owns a copy.
+// MaxBlock bounds the block size the kernel is compiled for (and so its registers: 64 per thread
+// at 1024 threads, which the 32 results of a thread-private tile would overflow into local memory).
+template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block>
+__global__ void __launch_bounds__(MaxBlock)
     hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
                        int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M) {
   using V = typename Op::value_type;
   extern __shared__ __align__(16) unsigned char smem[];
   V* sub = reinterpret_cast<V*>(smem);
   const int total = M * chunk;
-  int* locks = K == atomic_kind::xcg ? reinterpret_cast<int*>(smem + ((std::size_t(total) * sizeof(V) + 3) & ~std::size_t(3))) : nullptr;
+  constexpr bool shared_locks = K == atomic_kind::xcg && Mode != update_mode::exclusive;
+  int* locks = shared_locks ? reinterpret_cast<int*>(smem + ((std::size_t(total) * sizeof(V) + 3) & ~std::size_t(3))) : nullptr;
   for (int i = threadIdx.x; i < total; i += blockDim.x) {
     sub[i] = Op::identity();
     if (locks) locks[i] = 0;
@@ -165,32 +217,24 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
   V* mine = sub + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(h * seg_len, (h + 1) * seg_len, r, per_hist, f,
-                  [&](const auto& res) { apply_tile_or_one<K, Op, false, Combine>(res, mine, my_locks, off, limit, stride); });
+                  [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode>(res, mine, my_locks, off, limit, stride); });
   __syncthreads();
-  // Combine the block's M sub-histograms and fold the result into the destination. Interleaved,
-  // thread b starts at copy b % M so that neighbouring threads read different banks.
+  // Combine the block's M sub-histograms and fold the result into the destination.
   V* out = histo + h * H + off;
   int* out_locks = global_locks ? global_locks + h * H + off : nullptr;
+  if (interleaved) {
+    merge_interleaved<K, Op>(sub, limit, M, out, out_locks);
+    return;
+  }
   for (int b = threadIdx.x; b < limit; b += blockDim.x) {
-    V acc;
-    if (interleaved) {
-      const V* row = sub + b * M;
-      int c = b % M;
-      acc = row[c];
-      for (int j = 1; j < M; ++j) {
-        if (++c == M) c = 0;
-        acc = Op{}(acc, row[c]);
-      }
-    } else {
-      acc = sub[b];
-      for (int j = 1; j < M; ++j) acc = Op{}(acc, sub[j * chunk + b]);
-    }
+    V acc = sub[b];
+    for (int j = 1; j < M; ++j) acc = Op{}(acc, sub[j * chunk + b]);
     if (!same_bits(acc, Op::identity())) atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
   }
 }
 
 // One pass of the global-memory strategy: thread t updates sub-histogram t % M (chunk bins each).
-template <atomic_kind K, int Items, class Op, bool Combine, class F>
+template <atomic_kind K, int Items, class Op, update_mode Mode, class F>
 __global__ void __launch_bounds__(hist_tuning::global_block)
     hist_global_kernel(std::int64_t n, F f, typename Op::value_type* subs, int* locks, std::int64_t H,
                        std::int64_t off, std::int64_t chunk, int M) {
@@ -200,7 +244,7 @@ __global__ void __launch_bounds__(hist_tuning::global_block)
   auto* mine = subs + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
-                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Combine>(res, mine, my_locks, off, limit, 1); });
+                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Mode>(res, mine, my_locks, off, limit, 1); });
 }
 
 template <class V>
@@ -300,27 +344,17 @@ struct hist_temp {
   hist_temp& operator=(const hist_temp&) = delete;
 };
 
-// Calls fn(std::bool_constant<Combine>) for the plan's warp combining, instantiating the combining
-// kernels only where they can apply.
+// Calls fn(integral_constant<update_mode, ...>) for the plan's update mode, instantiating the
+// combining kernels only where they can apply.
 template <atomic_kind K, class Op, class Fn>
-void with_combine(bool combine, Fn&& fn) {
+void with_update_mode(const hist_plan& plan, Fn&& fn) {
+  if (plan.thread_private) return fn(std::integral_constant<update_mode, update_mode::exclusive>{});
   if constexpr (combinable<K, Op>)
-    if (combine) return fn(std::true_type{});
-  fn(std::false_type{});
+    if (plan.warp_combine) return fn(std::integral_constant<update_mode, update_mode::combined>{});
+  fn(std::integral_constant<update_mode, update_mode::atomic>{});
 }
 
-// Blocks of `kernel` resident per SM (registers and shared memory included), at least 1.
-template <class Kernel>
-int resident_blocks(Kernel kernel, int block_threads, std::size_t shared_bytes, const char* what) {
-  int per_sm = 0;
-  SOAC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes));
-  if (per_sm < 1)
-    throw resource_error(std::string(what) + ": the kernel cannot run with " + std::to_string(block_threads) + " threads and " +
-                         std::to_string(shared_bytes) + " bytes of shared memory per block");
-  return per_sm;
-}
-
-template <atomic_kind K, int items, class Op, bool Combine, class F>
+template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes);
 
@@ -329,22 +363,33 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
                         typename Op::value_type* histo, std::int64_t H) {
   using V = typename Op::value_type;
   const std::size_t count = std::size_t(plan.multi) * plan.chunk;
-  // Values, then (xcg) the locks at the next 4-byte boundary, as the kernel lays them out.
-  const std::size_t bytes = K == atomic_kind::xcg ? ((count * sizeof(V) + 3) & ~std::size_t(3)) + count * 4 : count * sizeof(V);
+  // Values, then (xcg sharing copies) the locks at the next 4-byte boundary, as the kernel lays
+  // them out.
+  const bool shared_locks = K == atomic_kind::xcg && !plan.thread_private;
+  const std::size_t bytes = shared_locks ? ((count * sizeof(V) + 3) & ~std::size_t(3)) + count * 4 : count * sizeof(V);
   // (Twice the items for blocks that fill an SM alone was measured on the H100 and gained
-  // nothing: 48K int bins 93.5 us with 8, 94.0 us with 16.)
-  with_combine<K, Op>(plan.warp_combine, [&](auto c) {
-    hist_shared_run<K, hist_items<F>(), Op, decltype(c)::value>(ctx, plan, seg_len, batches, f, histo, H, bytes);
+  // nothing: 48K int bins 93.5 us with 8, 94.0 us with 16. Thread-private blocks are smaller:
+  // see hist_tuning::private_items_per_thread.)
+  with_update_mode<K, Op>(plan, [&](auto mode) {
+    constexpr update_mode Mode = decltype(mode)::value;
+    if constexpr (Mode == update_mode::exclusive) {
+      if (plan.items_per_thread > hist_tuning::items_per_thread)
+        return hist_shared_run<K, hist_items<F, hist_tuning::private_items_per_thread>(), Op, Mode, F,
+                               hist_tuning::private_items_max_block>(ctx, plan, seg_len, batches, f, histo, H, bytes);
+    }
+    hist_shared_run<K, hist_items<F>(), Op, Mode>(ctx, plan, seg_len, batches, f, histo, H, bytes);
   });
 }
 
-template <atomic_kind K, int items, class Op, bool Combine, class F>
+template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes) {
-  auto kernel = hist_shared_kernel<K, items, Op, Combine, F>;
+  if (plan.block_threads > MaxBlock)
+    throw usage_error("hist: a block of " + std::to_string(plan.block_threads) + " threads for a kernel built for at most " +
+                      std::to_string(MaxBlock));
+  auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock>;
   plan.shared_bytes = bytes;
-  plan.warp_combine = Combine;
-  SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  plan.warp_combine = Mode == update_mode::combined;
   const std::int64_t resident = std::int64_t(ctx.props().sm_count) * resident_blocks(kernel, plan.block_threads, bytes, "hist");
   if (batches == 1) {
     plan.grid = std::clamp<std::int64_t>(ceil_div(seg_len, std::int64_t(plan.block_threads) * items), 1, resident);
@@ -366,13 +411,13 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   }
 }
 
-template <atomic_kind K, class Op, bool Combine, class F>
+template <atomic_kind K, class Op, update_mode Mode, class F>
 void hist_global_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
   using V = typename Op::value_type;
   constexpr int items = hist_items<F>();
-  auto kernel = hist_global_kernel<K, items, Op, Combine, F>;
+  auto kernel = hist_global_kernel<K, items, Op, Mode, F>;
   plan.items_per_thread = items;
-  plan.warp_combine = Combine;
+  plan.warp_combine = Mode == update_mode::combined;
   // Every block gets one balanced part of the input, so the grid must be resident at once (a
   // second wave would double the time): the occupancy the kernel's registers allow, not the
   // SM's thread limit.
@@ -408,7 +453,7 @@ template <atomic_kind K, class Op, class F>
 void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
   if (plan.warp_combine && plan.chunk >= std::int64_t{0xffffffff})
     plan.warp_combine = false;  // the combining key is a 32-bit bin offset
-  with_combine<K, Op>(plan.warp_combine, [&](auto c) { hist_global_run<K, Op, decltype(c)::value>(ctx, plan, n, f, histo, H); });
+  with_update_mode<K, Op>(plan, [&](auto mode) { hist_global_run<K, Op, decltype(mode)::value>(ctx, plan, n, f, histo, H); });
 }
 
 // Calls fn(integral_constant<atomic_kind, K>) for the kind chosen at run time, instantiating only
@@ -447,7 +492,8 @@ hist_plan hist_batched_cuda(context& ctx, const hist_options& options, atomic_ki
   const std::size_t el = model_element_bytes<Op>(kind);
   if (options.strategy != hist_strategy::global && el <= ctx.props().shared_per_block_optin) {
     hist_options o = options;
-    if (o.passes == 0) o.passes = 1;
+    // One pass per histogram (a forced thread-private shape is one pass by itself).
+    if (o.passes == 0 && o.thread_private != hist_toggle::on) o.passes = 1;
     hist_plan plan;
     bool fits = true;
     try {

@@ -138,7 +138,6 @@ hist_plan hist_fused_cuda(context& ctx, const hist_options& options, std::int64_
   int* lb = Kb == atomic_kind::xcg ? static_cast<int*>(locks.p) + (la ? Ha : 0) : nullptr;
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, (la ? Ha * 4 : 0) + (lb ? Hb * 4 : 0), ctx.stream()));
   auto run = [&](auto kernel) {
-    SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     const int per_sm = resident_blocks(kernel, plan.block_threads, bytes, "hist_fused");
     plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * plan.items_per_thread), 1,
                                          std::int64_t(p.sm_count) * per_sm);

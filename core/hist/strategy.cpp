@@ -96,6 +96,28 @@ std::size_t shared_limit(const device_properties& p, int per_sm) {
   return std::min(usable, std::max(p.shared_per_block_optin, p.shared_per_block));
 }
 
+// The thread-private shape (hist_tuning::private_min_threads): blocks of `block` threads, each
+// with its own copy of H bins, `per_sm` blocks per SM; the most threads per SM, then the fewest
+// blocks. block is 0 when not even a warp's copies fit.
+struct private_shape {
+  int block = 0, per_sm = 0;
+  int threads_per_sm() const { return block * per_sm; }
+};
+
+private_shape best_private_shape(const device_properties& p, std::int64_t H, std::size_t el) {
+  constexpr int max_blocks_per_sm = 32;  // sm_80 and later
+  private_shape best;
+  const int warp = hist_tuning::warp_size;
+  const int max_block = std::min(hist_tuning::shared_block, std::max(warp, p.max_threads_per_block));
+  for (int k = 1; k <= std::min(max_blocks_per_sm, std::max(1, p.max_threads_per_sm / warp)); ++k) {
+    const std::int64_t copies = std::int64_t(shared_limit(p, k) / (std::size_t(std::max<std::int64_t>(H, 1)) * el));
+    const std::int64_t threads = std::min<std::int64_t>({copies, max_block, std::max(warp, p.max_threads_per_sm / k)});
+    const int block = int(threads - threads % warp);
+    if (block >= warp && block * k > best.threads_per_sm()) best = {block, k};
+  }
+  return best;
+}
+
 }  // namespace
 
 hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
@@ -158,9 +180,32 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       if (one.S == 1 && one.M > s.M) s = one;
     }
   }
+  const bool modelled = o.multi <= 0 && o.passes <= 0;
+  // Thread-private copies: forced, or (model only) for CAS and locks when enough threads stay.
+  if (o.thread_private == hist_toggle::on || (o.thread_private == hist_toggle::automatic && modelled && kind != atomic_kind::hdw)) {
+    const private_shape ps = best_private_shape(p, Hs, el);
+    const bool forced = o.thread_private == hist_toggle::on;
+    if (forced && !modelled)
+      throw usage_error("hist: thread-private sub-histograms set M to the block size; do not force M or S with them");
+    if (forced && ps.block == 0)
+      throw usage_error("hist: thread-private sub-histograms: " + std::to_string(hist_tuning::warp_size) + " copies of " +
+                        std::to_string(Hs) + " bins do not fit shared memory");
+    if (ps.block > 0 && (forced || ps.threads_per_sm() >= hist_tuning::private_min_threads)) {
+      plan.thread_private = true;
+      plan.block_threads = plan.multi = plan.model_multi = ps.block;
+      plan.passes = 1;
+      plan.chunk = Hs;
+      plan.coop = 1;
+      plan.shared_bytes = std::size_t(ps.block) * std::size_t(Hs) * el;
+      const bool few = ps.threads_per_sm() < hist_tuning::private_many_threads && ps.block <= hist_tuning::private_items_max_block;
+      plan.items_per_thread = few ? hist_tuning::private_items_per_thread : hist_tuning::items_per_thread;
+      plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
+                                                                   ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
+      return plan;
+    }
+  }
   plan.model_multi = int(s.M);
   // The interleaved layout needs a multiple of the warp size (see hist_tuning::warp_size).
-  const bool modelled = o.multi <= 0 && o.passes <= 0;
   plan.multi = modelled && s.M >= hist_tuning::warp_size ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
   plan.warp_combine = wants_warp_combine(kind, hist_strategy::shared, o);
@@ -278,6 +323,7 @@ std::string hist_plan::describe() const {
   if (strategy == hist_strategy::shared) {
     s << ", " << (shared_bytes + 1023) / 1024 << " KiB shared/block";
     if (multi % hist_tuning::warp_size == 0) s << ", interleaved";
+    if (thread_private) s << ", thread-private (no atomics)";
   }
   if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)

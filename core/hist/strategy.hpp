@@ -36,6 +36,9 @@ struct hist_options {
   // Combine same-bin updates within a warp before the atomic (CAS and lock kinds; hardware
   // atomics never combine). automatic: see hist_tuning::warp_combine_cas.
   hist_toggle warp_combine = hist_toggle::automatic;
+  // Shared memory with one sub-histogram per thread (M = the block size, sized to fit), updated
+  // with plain reads and writes instead of atomics. automatic: see hist_tuning::private_min_threads.
+  hist_toggle thread_private = hist_toggle::automatic;
 };
 
 // What a call chose; returned so callers can report it (--verbose, JSON, Table I).
@@ -57,6 +60,7 @@ struct hist_plan {
   std::int64_t batches = 1;       // Nout for batched histograms
   std::int64_t blocks_per_histogram = 0;  // K (batched shared strategy)
   bool warp_combine = false;      // same-bin updates of a warp combined before the atomic
+  bool thread_private = false;    // shared: one sub-histogram per thread, no atomics (M = block)
   bool host = false;              // ran on the host backend (per-thread sub-histograms)
   int host_threads = 0;
   std::string describe() const;
@@ -117,6 +121,25 @@ inline constexpr int cas_one_block_below_multi = 32;
 // in global memory it makes argmax 1.5-2.5x faster (H = 48K RF = 63: 980 vs 2168 us) and costs
 // the saturated add 2-5% (1860 vs 1825 us at 196K).
 inline constexpr bool warp_combine_shared = false, warp_combine_global = true;
+// Thread-private shared sub-histograms (M = block threads, one copy per thread): no two threads
+// share a copy, so updates are a plain read, the operator and a write; the interleaved layout
+// keeps a warp on 32 banks. Blocks shrink to the copies that fit (H = 31 at 4 bytes: 2 blocks of
+// 928 threads per SM; H = 127: 448 threads), so they need more loads in flight per thread
+// (private_items below). Used automatically for CAS and lock kinds (whose shared updates run
+// at about one lane per clock per SM) when the private shape keeps at least this many threads
+// per SM. Measured on the H100 (soac bench hist, 50M elements, private vs shared atomics):
+// 24-bit saturated add H = 31 (1856 threads) 104 vs 236 us, H = 127 (448 threads) 145 vs 269 us
+// (RF = 1) and 121 vs 955 us (RF = 63); argmax H = 127 (224 threads) 200 vs 262 us; but with 96
+// threads (sat-add H = 505) 450 vs 375 us at RF = 1 (372 vs 1271 us at RF = 63: shared RF is not
+// inspected), and argmax H = 505 (32 threads) 1132 vs 262 us.
+inline constexpr int private_min_threads = 192;
+// Elements per thread for thread-private blocks of at most private_items_max_block threads when
+// fewer than private_many_threads share an SM (the ordinary 8 otherwise), so the SM keeps ~8K
+// loads in flight. Those kernels are compiled for blocks of that size, which leaves a thread the
+// registers for 32 results (at the 1024-thread bound they spilled: H = 127 took 177 us).
+inline constexpr int private_items_per_thread = 32;
+inline constexpr int private_items_max_block = 512;
+inline constexpr int private_many_threads = 1024;
 // V-A: leave shared memory when its multi-pass degree S exceeds this (paper: 3 HDW, 4 CAS, 6
 // XCG, fitted on an RTX 2080 Ti). Re-fit on the H100 (soac bench hist, 50M elements):
 // - HDW: a shared pass costs ~87 us while global-memory HDW is bound by L2 atomics at ~600 us
