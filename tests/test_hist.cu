@@ -50,22 +50,23 @@ std::vector<hist_options> strategies() {
     r.passes = p;
     return r;
   };
-  auto uncombined = [](hist_options r) {
-    r.warp_combine = hist_toggle::off;
+  auto combined = [](hist_options r) {
+    r.warp_combine = hist_toggle::on;
     return r;
   };
   auto exclusive = [](hist_options r) {
     r.thread_private = hist_toggle::on;
     return r;
   };
-  // M = 32 and 64 run the interleaved shared layout; warp combining is on by default for CAS and
-  // locks, so it is also checked off; thread-private copies (no atomics) are forced for every
-  // kind (refused where a copy per thread does not fit).
+  // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
+  // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
+  // for every kind (refused where a copy per thread does not fit).
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
           o(hist_strategy::global, 1, 1),   o(hist_strategy::global, 5, 3),
-          uncombined(o(hist_strategy::automatic, 0, 0)), uncombined(o(hist_strategy::global, 1, 1)),
+          combined(o(hist_strategy::shared, 0, 0)), combined(o(hist_strategy::global, 1, 1)),
+          combined(o(hist_strategy::global, 5, 3)),
           exclusive(o(hist_strategy::shared, 0, 0))};
 }
 
@@ -469,13 +470,14 @@ TEST(HistModel, InspectorIsSkippedWhenRfCannotChangeThePlan) {
 TEST(HistModel, WarpCombiningFollowsTheStrategyUnlessForced) {
   const auto p = rtx2080ti();
   EXPECT_FALSE(plan_hist_shared(p, N50M, 127, 4, atomic_kind::cas, {}).warp_combine);
-  EXPECT_TRUE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, {}).warp_combine);
+  EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, {}).warp_combine);
   EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::hdw, 1.0, {}).warp_combine);  // never for hdw
   hist_options on, off;
   on.warp_combine = hist_toggle::on;
   off.warp_combine = hist_toggle::off;
   EXPECT_TRUE(plan_hist_shared(p, N50M, 127, 4, atomic_kind::xcg, on).warp_combine);
   EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, off).warp_combine);
+  EXPECT_TRUE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, on).warp_combine);
   EXPECT_EQ(parse_hist_toggle("on"), hist_toggle::on);
   EXPECT_THROW(parse_hist_toggle("maybe"), usage_error);
 }

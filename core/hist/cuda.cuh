@@ -418,11 +418,12 @@ void hist_global_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typenam
   auto kernel = hist_global_kernel<K, items, Op, Mode, F>;
   plan.items_per_thread = items;
   plan.warp_combine = Mode == update_mode::combined;
-  // Every block gets one balanced part of the input, so the grid must be resident at once (a
-  // second wave would double the time): the occupancy the kernel's registers allow, not the
-  // SM's thread limit.
-  plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * items), 1,
-                                       std::int64_t(ctx.props().sm_count) * resident_blocks(kernel, plan.block_threads, 0, "hist"));
+  // One tile per thread: the hardware hands blocks out in order, so the resident warps work on a
+  // narrow window of the input. Measured on the H100 against a resident grid with one balanced
+  // part per block (50M elements, RF = 1): argmax 48K 1513 -> 476 us (uncombined), 24-bit
+  // saturated add 196K 1900 -> 1611 us. (resident_blocks still checks that the kernel can run.)
+  resident_blocks(kernel, plan.block_threads, 0, "hist");
+  plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * items), 1, max_grid_x);
   const std::int64_t M = plan.multi, chunk = plan.chunk;
   // M = 1 updates the destination in place; otherwise M sub-histograms of one chunk each.
   hist_temp subs(ctx, M > 1 ? std::size_t(M * chunk) * sizeof(V) : 0);

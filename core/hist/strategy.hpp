@@ -115,12 +115,13 @@ inline constexpr int warp_size = 32;
 // ~1 thread per copy) two blocks per SM stay ahead (H = 31: 188 us).
 inline constexpr int cas_one_block_below_multi = 32;
 // Warp combining (match_any + a shuffle tree) before CAS and lock updates, when options leave it
-// to the model. Measured on the H100 (soac bench hist, 50M elements): in shared memory it only
-// costs (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
-// RF = 1: 696 vs 245 us: the interleaved copies already remove the same-bin conflicts it targets);
-// in global memory it makes argmax 1.5-2.5x faster (H = 48K RF = 63: 980 vs 2168 us) and costs
-// the saturated add 2-5% (1860 vs 1825 us at 196K).
-inline constexpr bool warp_combine_shared = false, warp_combine_global = true;
+// to the model. Measured on the H100 (soac bench hist, 50M elements), it only costs: in shared
+// memory (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
+// RF = 1: 696 vs 245 us: the interleaved copies already remove the same-bin conflicts it targets)
+// and, since the global kernel runs one tile per thread, in global memory too (argmax 48K RF = 63
+// 637 vs 339 us, RF = 1 596 vs 480 us; saturated add 196K RF = 63 2381 vs 2128 us, RF = 1 within
+// 1%). (With one balanced part per resident block it had made global argmax 1.7-2.4x faster.)
+inline constexpr bool warp_combine_shared = false, warp_combine_global = false;
 // Thread-private shared sub-histograms (M = block threads, one copy per thread): no two threads
 // share a copy, so updates are a plain read, the operator and a write; the interleaved layout
 // keeps a warp on 32 banks. Blocks shrink to the copies that fit (H = 31 at 4 bytes: 2 blocks of
