@@ -422,6 +422,7 @@ void hist_global_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typenam
   // narrow window of the input. Measured on the H100 against a resident grid with one balanced
   // part per block (50M elements, RF = 1): argmax 48K 1513 -> 476 us (uncombined), 24-bit
   // saturated add 196K 1900 -> 1611 us. (resident_blocks still checks that the kernel can run.)
+  // Two items per thread instead of eight: argmax 6-10% faster, saturated add RF = 63 8% slower.
   resident_blocks(kernel, plan.block_threads, 0, "hist");
   plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * items), 1, max_grid_x);
   const std::int64_t M = plan.multi, chunk = plan.chunk;

@@ -264,7 +264,7 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   plan.chunk = std::int64_t(chunk);
   plan.coop = std::int64_t(std::ceil(T / plan.multi));
   const std::int64_t per_block = std::int64_t(plan.block_threads) * plan.items_per_thread;
-  plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(T) / plan.block_threads, ceil_div64(n, per_block)));
+  plan.grid = std::clamp<std::int64_t>(ceil_div64(n, per_block), 1, 2147483647);  // one tile per thread
   return plan;
 }
 
