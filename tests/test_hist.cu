@@ -422,8 +422,17 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
     return plan_hist(p, N50M, H, el, k, {}, [] { return 1.0; }).strategy;
   };
   EXPECT_EQ(choose(24576, atomic_kind::hdw, 4), hist_strategy::shared);
-  EXPECT_EQ(choose(49152, atomic_kind::hdw, 4), hist_strategy::shared);   // S = 4 <= 6 (H100 re-fit)
+  EXPECT_EQ(choose(49152, atomic_kind::hdw, 4), hist_strategy::shared);   // S = 4 <= 8 (H100 re-fit)
   EXPECT_EQ(choose(196608, atomic_kind::hdw, 4), hist_strategy::global);  // S = 16
+  // An H100's shared memory: S = 7 at 393K stays shared (passes side by side), S = 14 does not.
+  device_properties h100 = p;
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  h100.shared_per_block_optin = 227 * 1024;
+  h100.shared_per_sm = 228 * 1024;
+  h100.l2_bytes = std::size_t{50} << 20;
+  EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::shared);
+  EXPECT_EQ(plan_hist(h100, N50M, 786432, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::global);
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
   EXPECT_EQ(choose(24576, atomic_kind::cas, 4), hist_strategy::global);   // S = 2 > 1 (H100 re-fit)
   EXPECT_EQ(choose(2048, atomic_kind::xcg, 12), hist_strategy::shared);

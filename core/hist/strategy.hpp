@@ -143,14 +143,14 @@ inline constexpr int private_items_max_block = 512;
 inline constexpr int private_many_threads = 1024;
 // V-A: leave shared memory when its multi-pass degree S exceeds this (paper: 3 HDW, 4 CAS, 6
 // XCG, fitted on an RTX 2080 Ti). Re-fit on the H100 (soac bench hist, 50M elements):
-// - HDW: a shared pass costs ~87 us while global-memory HDW is bound by L2 atomics at ~600 us
-//   for every H >= 12K and every M, so S = 4 (H = 192K: 366 us) wins and S = 7 (393K: 610-668 us)
-//   loses.
+// - HDW: with the passes side by side (see hist_shared_run) a pass costs ~70 us while global-
+//   memory HDW is bound by L2 atomics at ~600 us for every H >= 12K and every M, so S = 7
+//   (H = 393K: 487-493 us vs 592-612 us global) wins and S = 28 (1.5M: 1915 us) loses.
 // - CAS: shared CAS is latency-bound, and a second pass (or the one-block-per-SM shape it needs)
 //   loses to global memory: sat-add 192K S = 4 5.5 ms vs global 1.9 ms; argmax 48K S = 2 1.9 ms
 //   vs global 1.16 ms; at S = 1 shared wins everywhere (48K sat-add 0.62-0.71 ms vs 1.9 ms).
 // - XCG (locks): S = 2-3 in shared took 6.7-12 ms, global 4.9-9 ms; the same rule as CAS.
-inline constexpr int max_shared_passes_hdw = 6;
+inline constexpr int max_shared_passes_hdw = 8;
 inline constexpr int max_shared_passes_cas = 1;
 inline constexpr int max_shared_passes_xcg = 1;
 // Inspector: up to this many groups of H consecutive elements, and at most n / sample_divisor
