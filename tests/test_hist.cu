@@ -507,6 +507,12 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   EXPECT_EQ(g.strategy, hist_strategy::global);
   EXPECT_EQ(g.multi, 1);
   EXPECT_GT(plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }).multi, 1);
+  // One sub-histogram whatever RF is, so the inspector is not even run.
+  bool inspected = false;
+  const auto a = plan_hist(p, N50M, 49152, 8, atomic_kind::cas, {}, [&] { inspected = true; return 63.0; }, u);
+  EXPECT_EQ(a.strategy, hist_strategy::global);
+  EXPECT_EQ(a.multi, 1);
+  EXPECT_FALSE(inspected);
 }
 
 TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
