@@ -98,10 +98,13 @@ inline constexpr double u_hdw = 64.0, u_other = 1.0;
 // Eq. 1, HDW only: Hopper's shared atomics do not slow down under same-address contention
 // (DESIGN.md), so many sub-histograms buy nothing but per-block init and combine work. Measured
 // on the H100: M = 933 (H = 31) 86 us vs M <= 297 79 us; M = 227 (H = 127) 161 us vs M = 72
-// 122 us; M = 14 (H = 2K) 84 us vs M = 3 79 us. M * H is capped at this many bytes per block.
+// 122 us; M = 14 (H = 2K) 84 us vs M = 3 79 us. M * H is capped at this many bytes per block:
+// none, one sub-histogram per block, since a later Fig 7 sweep (50M elements) had M = 1 fastest
+// at every H: H = 31 79.0 us vs 83.2 with M = 256, H = 127 77.7 vs 82.5 with M = 64, H = 2K
+// 79.7 vs 80.4 with M = 4 (RF = 1; RF = 63 alike).
 // CAS and XCG keep the paper's rule: their contention is real (CAS H = 31: M = 933 219 us,
 // M = 297 379 us, M = 1 3277 us).
-inline constexpr std::size_t hdw_multi_bytes = 32 * 1024;
+inline constexpr std::size_t hdw_multi_bytes = 0;
 // Shared memory, M >= 32: M is rounded down to a multiple of the warp size, which lets the
 // kernel interleave the sub-histograms (bin b of copy m at b * M + m) so that a warp's 32 lanes
 // always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
