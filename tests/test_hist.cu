@@ -374,6 +374,17 @@ device_properties rtx2080ti() {
   return p;
 }
 
+// An H100's SMs, threads, shared memory and L2 (what the H100 re-fits were measured on).
+device_properties h100() {
+  device_properties p = rtx2080ti();
+  p.sm_count = 132;
+  p.max_threads_per_sm = 2048;
+  p.shared_per_block_optin = 227 * 1024;
+  p.shared_per_sm = 228 * 1024;
+  p.l2_bytes = std::size_t{50} << 20;
+  return p;
+}
+
 constexpr std::int64_t N50M = 50'000'000;
 
 TEST(HistModel, SharedMemoryReproducesTableI) {
@@ -425,12 +436,7 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(choose(49152, atomic_kind::hdw, 4), hist_strategy::shared);   // S = 4 <= 8 (H100 re-fit)
   EXPECT_EQ(choose(196608, atomic_kind::hdw, 4), hist_strategy::global);  // S = 16
   // An H100's shared memory: S = 7 at 393K stays shared (passes side by side), S = 14 does not.
-  device_properties h100 = p;
-  h100.sm_count = 132;
-  h100.max_threads_per_sm = 2048;
-  h100.shared_per_block_optin = 227 * 1024;
-  h100.shared_per_sm = 228 * 1024;
-  h100.l2_bytes = std::size_t{50} << 20;
+  const device_properties h100 = ::h100();
   EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 786432, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::global);
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
@@ -466,10 +472,7 @@ TEST(HistModel, InspectorIsSkippedWhenRfCannotChangeThePlan) {
   bool inspected = false;
   // An H100: 132 SMs x 2048 threads, 50 MiB L2; one million int bins fit L2 in one pass and
   // the re-fitted u keeps M = 1 for every RF.
-  device_properties h100 = rtx2080ti();
-  h100.sm_count = 132;
-  h100.max_threads_per_sm = 2048;
-  h100.l2_bytes = std::size_t{50} << 20;
+  const device_properties h100 = ::h100();
   const auto g = plan_hist(h100, N50M, 1 << 20, 4, atomic_kind::hdw, {}, [&] { inspected = true; return 63.0; });
   EXPECT_FALSE(inspected);
   EXPECT_EQ(g.multi, 1);
@@ -494,10 +497,7 @@ TEST(HistModel, WarpCombiningFollowsTheStrategyUnlessForced) {
 TEST(HistModel, OperatorContentionToleranceReplacesU) {
   // arg_max declares that its CAS updates rarely write: one sub-histogram in global memory where
   // the paper's u = 1 gives several; the lock path keeps the kind's u.
-  device_properties p = rtx2080ti();  // with an H100's SMs, threads and L2
-  p.sm_count = 132;
-  p.max_threads_per_sm = 2048;
-  p.l2_bytes = std::size_t{50} << 20;
+  const device_properties p = h100();
   const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
   EXPECT_EQ(u, arg_max<std::uint32_t>::hist_contention_tolerance);
   EXPECT_EQ(detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::xcg), 0.0);
@@ -516,11 +516,7 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
 }
 
 TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
-  device_properties p = rtx2080ti();  // an H100's SMs, threads and shared memory
-  p.sm_count = 132;
-  p.max_threads_per_sm = 2048;
-  p.shared_per_block_optin = 227 * 1024;
-  p.shared_per_sm = 228 * 1024;
+  const device_properties p = h100();
   const auto cas = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::cas, {});
   EXPECT_EQ(cas.multi, 9);           // all of one SM's shared memory, not M = 4 on two blocks
   EXPECT_EQ(cas.grid, p.sm_count);   // one block per SM
@@ -530,11 +526,7 @@ TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
 }
 
 TEST(HistModel, ThreadPrivateCopiesWhereEnoughThreadsFit) {
-  device_properties p = rtx2080ti();  // an H100's SMs, threads and shared memory
-  p.sm_count = 132;
-  p.max_threads_per_sm = 2048;
-  p.shared_per_block_optin = 227 * 1024;
-  p.shared_per_sm = 228 * 1024;
+  const device_properties p = h100();
   // H = 31 at 4 bytes: two blocks of 928 threads (115 KiB each), one copy per thread.
   const auto small = plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {});
   EXPECT_TRUE(small.thread_private);
