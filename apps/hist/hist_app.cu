@@ -447,7 +447,7 @@ class hist_app final : public app {
     };
     soac_variant("soac auto", {});
     if constexpr (!is_hdw) {
-      // Warp combining (off by default, see hist_tuning::warp_combine_global), forced both ways.
+      // Warp combining (off by default, see hist_tuning::warp_combine_default), forced both ways.
       hist_options on, off;
       on.warp_combine = hist_toggle::on;
       off.warp_combine = hist_toggle::off;

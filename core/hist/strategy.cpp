@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -83,10 +84,10 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
   if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
 }
 
-bool wants_warp_combine(atomic_kind kind, hist_strategy where, const hist_options& o) {
+bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
   if (kind == atomic_kind::hdw) return false;
   if (o.warp_combine != hist_toggle::automatic) return o.warp_combine == hist_toggle::on;
-  return where == hist_strategy::shared ? hist_tuning::warp_combine_shared : hist_tuning::warp_combine_global;
+  return hist_tuning::warp_combine_default;
 }
 
 // Shared memory one block may use when `per_sm` blocks share an SM (footnote 7).
@@ -208,7 +209,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   // The interleaved layout needs a multiple of the warp size (see hist_tuning::warp_size).
   plan.multi = modelled && s.M >= hist_tuning::warp_size ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
-  plan.warp_combine = wants_warp_combine(kind, hist_strategy::shared, o);
+  plan.warp_combine = wants_warp_combine(kind, o);
   plan.chunk = s.chunk;
   plan.coop = ceil_div64(B, plan.multi);
   plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
@@ -260,11 +261,12 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   }
   plan.multi = plan.model_multi = int(std::min<std::int64_t>(M, std::int64_t(T)));
   plan.passes = int(S);
-  plan.warp_combine = wants_warp_combine(kind, hist_strategy::global, o);
+  plan.warp_combine = wants_warp_combine(kind, o);
   plan.chunk = std::int64_t(chunk);
   plan.coop = std::int64_t(std::ceil(T / plan.multi));
   const std::int64_t per_block = std::int64_t(plan.block_threads) * plan.items_per_thread;
-  plan.grid = std::clamp<std::int64_t>(ceil_div64(n, per_block), 1, 2147483647);  // one tile per thread
+  // One tile per thread, up to the largest gridDim.x.
+  plan.grid = std::clamp<std::int64_t>(ceil_div64(n, per_block), 1, std::numeric_limits<std::int32_t>::max());
   return plan;
 }
 

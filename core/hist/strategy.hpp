@@ -34,7 +34,7 @@ struct hist_options {
   bool force_atomic = false; // use `atomic` instead of the trait's choice (cas or xcg only)
   atomic_kind atomic = atomic_kind::xcg;
   // Combine same-bin updates within a warp before the atomic (CAS and lock kinds; hardware
-  // atomics never combine). automatic: see hist_tuning::warp_combine_cas.
+  // atomics never combine). automatic: see hist_tuning::warp_combine_default.
   hist_toggle warp_combine = hist_toggle::automatic;
   // Shared memory with one sub-histogram per thread (M = the block size, sized to fit), updated
   // with plain reads and writes instead of atomics. automatic: see hist_tuning::private_min_threads.
@@ -124,7 +124,7 @@ inline constexpr int cas_one_block_below_multi = 32;
 // and, since the global kernel runs one tile per thread, in global memory too (argmax 48K RF = 63
 // 637 vs 339 us, RF = 1 596 vs 480 us; saturated add 196K RF = 63 2381 vs 2128 us, RF = 1 within
 // 1%). (With one balanced part per resident block it had made global argmax 1.7-2.4x faster.)
-inline constexpr bool warp_combine_shared = false, warp_combine_global = false;
+inline constexpr bool warp_combine_default = false;
 // Thread-private shared sub-histograms (M = block threads, one copy per thread): no two threads
 // share a copy, so updates are a plain read, the operator and a write; the interleaved layout
 // keeps a warp on 32 banks. Blocks shrink to the copies that fit (H = 31 at 4 bytes: 2 blocks of
