@@ -398,8 +398,8 @@ TEST(HistModel, SharedMemoryReproducesTableI) {
     // CAS follows the paper's rule exactly (HDW is capped on Hopper, see hdw_multi_bytes).
     const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, paper);
     EXPECT_EQ(a.model_multi, hdw[j][0]) << "H=" << H[j];
-    // What runs: M rounded down to a multiple of 32 from 32 up (the interleaved layout).
-    EXPECT_EQ(a.multi, hdw[j][0] >= 32 ? hdw[j][0] / 32 * 32 : hdw[j][0]) << "H=" << H[j];
+    // What runs: every copy (CAS keeps the contiguous layout, see cas_one_block_per_sm).
+    EXPECT_EQ(a.multi, hdw[j][0]) << "H=" << H[j];
     EXPECT_EQ(a.passes, hdw[j][1]) << "H=" << H[j];
     const auto x = plan_hist_shared(p, N50M, H[j], 12, atomic_kind::xcg, paper);
     EXPECT_EQ(x.model_multi, xcg[j][0]) << "H=" << H[j];
@@ -440,7 +440,15 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 786432, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::global);
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
-  EXPECT_EQ(choose(24576, atomic_kind::cas, 4), hist_strategy::global);   // S = 2 > 1 (H100 re-fit)
+  EXPECT_EQ(choose(49152, atomic_kind::cas, 4), hist_strategy::shared);   // S = 4, the paper's CAS limit
+  EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8
+  // On an H100: saturated add at 196K (S = 4) stays shared, 393K (S = 7) does not; arg_max, whose
+  // tolerance makes global M = 1 cheap, leaves shared memory at S = 2.
+  EXPECT_EQ(plan_hist(h100, N50M, 196608, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
+  EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
+  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
+  EXPECT_EQ(plan_hist(h100, N50M, 49152, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::global);
   EXPECT_EQ(choose(2048, atomic_kind::xcg, 12), hist_strategy::shared);
   EXPECT_EQ(choose(6144, atomic_kind::xcg, 12), hist_strategy::global);
   bool inspected = false;
@@ -522,7 +530,34 @@ TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
   EXPECT_EQ(cas.grid, p.sm_count);   // one block per SM
   const auto hdw = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::hdw, {});
   EXPECT_EQ(hdw.grid, 2 * p.sm_count);  // hardware atomics keep two blocks per SM
-  EXPECT_EQ(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {}).grid, 2 * p.sm_count);  // M >= 32 interleaved
+  // Every copy that fits one SM, contiguous: H = 505 takes M = 115, not 2 blocks of 57 rounded
+  // down to 32 interleaved ones.
+  const auto many = plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, {});
+  EXPECT_EQ(many.grid, p.sm_count);
+  EXPECT_EQ(many.multi, 115);
+  EXPECT_EQ(many.model_multi, 115);
+  // Locks keep the interleaved layout: M rounded down to a multiple of 32.
+  EXPECT_EQ(plan_hist_shared(p, N50M, 127, 12, atomic_kind::xcg, {}).multi, 64);  // 75 fit
+}
+
+TEST(HistModel, TolerantOperatorsTakeOneSharedCopyPerBlock) {
+  // arg_max's declared tolerance (its updates mostly lose and only read): one sub-histogram per
+  // block in shared memory too, where saturated addition takes every copy that fits.
+  const device_properties p = h100();
+  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  hist_options atomics;
+  atomics.thread_private = hist_toggle::off;
+  for (std::int64_t H : {505, 2048, 12288}) {
+    const auto a = plan_hist_shared(p, N50M, H, 8, atomic_kind::cas, atomics, u);
+    EXPECT_EQ(a.multi, 1) << "H=" << H;
+    EXPECT_EQ(a.passes, 1) << "H=" << H;
+    EXPECT_GT(plan_hist_shared(p, N50M, H, 8, atomic_kind::cas, atomics).multi, 1) << "H=" << H;
+  }
+  // Through plan_hist as well, and a forced M still wins.
+  EXPECT_EQ(plan_hist(p, N50M, 2048, 8, atomic_kind::cas, {}, {}, u).multi, 1);
+  hist_options forced;
+  forced.multi = 4;
+  EXPECT_EQ(plan_hist(p, N50M, 2048, 8, atomic_kind::cas, forced, {}, u).multi, 4);
 }
 
 TEST(HistModel, ThreadPrivateCopiesWhereEnoughThreadsFit) {

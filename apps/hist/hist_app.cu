@@ -338,7 +338,7 @@ class hist_app final : public app {
           hist_options o;
           o.race_factor = double(rf);
           const auto chosen = plan_hist(ctx.props(), s.n, H, rw.el, rw.k, o, {}, rw.u);
-          const hist_plan p = H <= shared_sweep_max ? plan_hist_shared(ctx.props(), s.n, H, rw.el, rw.k, {})
+          const hist_plan p = H <= shared_sweep_max ? plan_hist_shared(ctx.props(), s.n, H, rw.el, rw.k, {}, rw.u)
                                                     : plan_hist_global(ctx.props(), s.n, H, rw.el, rw.k, double(rf), {}, rw.u);
           std::ostringstream cell;
           cell << p.multi << "," << p.passes << (p.thread_private ? "p" : "") << (chosen.strategy == p.strategy ? "*" : "");

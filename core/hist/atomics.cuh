@@ -124,18 +124,23 @@ __device__ __forceinline__ void hw_update(V* p, V v) {
 // value the bin held. A result equal to the value read means v is already absorbed (for an
 // associative, commutative operator it then is in every later value too), so no write is
 // needed; that keeps argmax and saturation cheap when most updates lose.
+//
+// The loop is written as a do-while with one exit test after the compare-and-swap: written with
+// two early returns, NVVM rotated it (the first combine peeled off, an exit branch right after
+// the CAS), and that form ran 1.45x slower on the H100 (24-bit saturated add, 2K bins in shared
+// memory: 317 vs 218 us for the same instructions per iteration).
 template <class Op, class V>
 __device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "CAS atomics need a 4- or 8-byte value");
   using W = word_of<V>;
   W* w = reinterpret_cast<W*>(p);
-  while (true) {
-    const W next = bits_as<W>(Op{}(bits_as<V>(old), v));
-    if (next == old) return;
-    const W seen = atomicCAS(w, old, next);
-    if (seen == old) return;
-    old = seen;
-  }
+  W assumed;
+  do {
+    assumed = old;
+    const W next = bits_as<W>(Op{}(bits_as<V>(assumed), v));
+    if (next == assumed) break;
+    old = atomicCAS(w, assumed, next);
+  } while (old != assumed);
 }
 
 // A value the bin held, to start the CAS loop from. Any earlier value is correct (a stale one

@@ -516,7 +516,7 @@ hist_plan hist_batched_cuda(context& ctx, const hist_options& options, atomic_ki
     hist_plan plan;
     bool fits = true;
     try {
-      plan = plan_hist_shared(ctx.props(), seg_len, H, el, kind, o);
+      plan = plan_hist_shared(ctx.props(), seg_len, H, el, kind, o, model_contention_tolerance<Op>(kind));
     } catch (const usage_error&) {
       if (options.strategy == hist_strategy::shared) throw;
       fits = false;

@@ -63,10 +63,18 @@ atomic_kind parse_atomic_kind(std::string_view s) {
   return parse_choice(s, {atomic_kind::hdw, atomic_kind::cas, atomic_kind::xcg}, "atomic kind");
 }
 
-int max_shared_passes(atomic_kind kind) {
+namespace {
+// An operator whose updates barely contend however many threads share a copy: a declared
+// contention tolerance of at least a block's threads (arg_max, whose updates mostly lose and
+// only read). More copies buy it nothing but their init and merge.
+bool contention_tolerant(double u) { return u >= double(hist_tuning::shared_block); }
+}  // namespace
+
+int max_shared_passes(atomic_kind kind, double u) {
   switch (kind) {
     case atomic_kind::hdw: return hist_tuning::max_shared_passes_hdw;
-    case atomic_kind::cas: return hist_tuning::max_shared_passes_cas;
+    case atomic_kind::cas:
+      return contention_tolerant(u) ? hist_tuning::max_shared_passes_cas_tolerant : hist_tuning::max_shared_passes_cas;
     default: return hist_tuning::max_shared_passes_xcg;
   }
 }
@@ -122,7 +130,7 @@ private_shape best_private_shape(const device_properties& p, std::int64_t H, std
 }  // namespace
 
 hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
-                           atomic_kind kind, const hist_options& o) {
+                           atomic_kind kind, const hist_options& o, double u) {
   check_common(n, H, el, o);
   hist_plan plan;
   plan.strategy = hist_strategy::shared;
@@ -137,11 +145,13 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   const std::int64_t Hs = std::max<std::int64_t>(H, 1);
   const auto fits = [&](std::int64_t M, std::int64_t chunk, std::size_t L) { return std::size_t(M * chunk) * el <= L; };
 
+  // One sub-histogram per block for a contention-tolerant operator.
+  const bool tolerant = contention_tolerant(u);
   // Eqs. 1-3 for a per-block limit L with `per_sm` blocks per SM.
   struct shape { std::int64_t M, S, chunk; std::size_t L; int per_sm; };
   const auto model = [&](std::size_t L, int per_sm) {
     const std::int64_t blocks = std::int64_t(p.sm_count) * per_sm;
-    const std::size_t L_multi = kind == atomic_kind::hdw ? std::min(L, hist_tuning::hdw_multi_bytes) : L;
+    const std::size_t L_multi = kind == atomic_kind::hdw ? std::min(L, hist_tuning::hdw_multi_bytes) : tolerant ? 0 : L;
     const double m = double(std::min<std::int64_t>(std::int64_t(L_multi / el), ceil_div64(std::max<std::int64_t>(n, 1), blocks))) / double(Hs);
     const std::int64_t M = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(std::floor(m)), B));
     const std::int64_t len = std::max<std::int64_t>(1, std::int64_t(L / (el * M)));
@@ -174,9 +184,8 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
     // run one block per SM with all of it.
     if (s.S > 1 && k > 1) s = model(L_1, 1);
-    // CAS: when the k-block shape leaves many threads per copy, one block per SM with twice the
-    // copies wins (hist_tuning::cas_one_block_below_multi).
-    if (kind == atomic_kind::cas && k > 1 && s.S == 1 && s.M < hist_tuning::cas_one_block_below_multi) {
+    // CAS: one block per SM with twice the copies wins (hist_tuning::cas_one_block_per_sm).
+    if (hist_tuning::cas_one_block_per_sm && kind == atomic_kind::cas && k > 1 && s.S == 1) {
       const shape one = model(L_1, 1);
       if (one.S == 1 && one.M > s.M) s = one;
     }
@@ -206,8 +215,10 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     }
   }
   plan.model_multi = int(s.M);
-  // The interleaved layout needs a multiple of the warp size (see hist_tuning::warp_size).
-  plan.multi = modelled && s.M >= hist_tuning::warp_size ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
+  // The interleaved layout needs a multiple of the warp size (see hist_tuning::warp_size); CAS
+  // keeps every copy that fits instead.
+  const bool round = modelled && kind != atomic_kind::cas && s.M >= hist_tuning::warp_size;
+  plan.multi = round ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
   plan.warp_combine = wants_warp_combine(kind, o);
   plan.chunk = s.chunk;
@@ -287,7 +298,7 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
     return plan;
   };
   switch (o.strategy) {
-    case hist_strategy::shared: return plan_hist_shared(p, n, H, el, kind, o);
+    case hist_strategy::shared: return plan_hist_shared(p, n, H, el, kind, o, u);
     case hist_strategy::global: return global();
     default: break;
   }
@@ -296,8 +307,8 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
   model.multi = model.passes = 0;
   const std::size_t L_1 = std::max(p.shared_per_block_optin, p.shared_per_block);
   if (el <= L_1) {
-    const hist_plan shared = plan_hist_shared(p, n, H, el, kind, model);
-    if (shared.passes <= max_shared_passes(kind)) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o) : shared;
+    const hist_plan shared = plan_hist_shared(p, n, H, el, kind, model, u);
+    if (shared.passes <= max_shared_passes(kind, u)) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o, u) : shared;
   }
   return global();
 }

@@ -108,15 +108,18 @@ inline constexpr std::size_t hdw_multi_bytes = 0;
 // Shared memory, M >= 32: M is rounded down to a multiple of the warp size, which lets the
 // kernel interleave the sub-histograms (bin b of copy m at b * M + m) so that a warp's 32 lanes
 // always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
-// random bins in contiguous copies cost more than the few copies the rounding gives up.
+// random bins in contiguous copies cost more than the few copies the rounding gives up, except
+// for CAS (see cas_one_block_per_sm), where the copies matter more.
 inline constexpr int warp_size = 32;
 // Footnote 7 prefers k blocks per SM with L/k shared memory each. CAS updates slow down with the
 // threads sharing a copy (B / M), not with the bins (a retried compare-and-swap stalls its whole
-// warp), so below this M one block per SM with all of L and about twice the copies is used.
-// Measured on the H100 (24-bit saturated add, RF = 1): H = 6K M = 4 on 2 blocks/SM 499 us,
-// M = 9 on 1 block/SM 340 us; H = 12K M = 2 590 us, M = 3 397 us. From M = 32 up (interleaved,
-// ~1 thread per copy) two blocks per SM stay ahead (H = 31: 188 us).
-inline constexpr int cas_one_block_below_multi = 32;
+// warp), so CAS runs one block per SM with all of L and about twice the copies, and keeps every
+// copy that fits in the contiguous layout instead of rounding M down for the interleaved one.
+// Measured on the H100 (24-bit saturated add, RF = 1, 50M elements, shared kernel alone):
+// H = 505 one block M = 115 contiguous 207 us, M = 96 interleaved 243 us, two blocks M = 57
+// 404 us (M = 32 interleaved 359 us); H = 2K one block M = 28 217 us, two blocks M = 14 424 us;
+// H = 6K M = 9 229 us vs M = 4 447 us.
+inline constexpr bool cas_one_block_per_sm = true;
 // Warp combining (match_any + a shuffle tree) before CAS and lock updates, when options leave it
 // to the model. Measured on the H100 (soac bench hist, 50M elements), it only costs: in shared
 // memory (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
@@ -149,12 +152,15 @@ inline constexpr int private_many_threads = 1024;
 // - HDW: with the passes side by side (see hist_shared_run) a pass costs ~70 us while global-
 //   memory HDW is bound by L2 atomics at ~600 us for every H >= 12K and every M, so S = 7
 //   (H = 393K: 487-493 us vs 592-612 us global) wins and S = 28 (1.5M: 1915 us) loses.
-// - CAS: shared CAS is latency-bound, and a second pass (or the one-block-per-SM shape it needs)
-//   loses to global memory: sat-add 192K S = 4 5.5 ms vs global 1.9 ms; argmax 48K S = 2 1.9 ms
-//   vs global 1.16 ms; at S = 1 shared wins everywhere (48K sat-add 0.62-0.71 ms vs 1.9 ms).
-// - XCG (locks): S = 2-3 in shared took 6.7-12 ms, global 4.9-9 ms; the same rule as CAS.
+// - CAS, operators that write on most updates (saturated add): the paper's 4. With the passes
+//   side by side, S = 4 M = 1 beats global memory (sat-add 196K: 1398 vs 1615 us at RF = 1, 1957
+//   vs 2103 us at RF = 63) and S = 7 loses (393K: 2553 vs 1619 us).
+// - CAS, contention-tolerant operators (arg_max, see plan_hist_shared): 1. Their global updates
+//   mostly read and leave, so global M = 1 is cheap: argmax 48K S = 2 818 us vs global 477 us.
+// - XCG (locks): S = 2-3 in shared took 6.7-12 ms, global 4.9-9 ms: 1.
 inline constexpr int max_shared_passes_hdw = 8;
-inline constexpr int max_shared_passes_cas = 1;
+inline constexpr int max_shared_passes_cas = 4;
+inline constexpr int max_shared_passes_cas_tolerant = 1;
 inline constexpr int max_shared_passes_xcg = 1;
 // Inspector: up to this many groups of H consecutive elements, and at most n / sample_divisor
 // elements in all (at least one group), so sampling stays a few percent of the pass it guides.
@@ -166,8 +172,10 @@ inline constexpr std::int64_t inspector_sample_divisor = 256;
 // The shared-memory model (eqs. 1-3 with footnote 7): M, S, Hchk and the launch shape for a
 // histogram of `bins` bins of el_bytes each. options.multi / options.passes override the model;
 // a forced shape that cannot fit throws usage_error.
+// u: the operator's contention tolerance (0: none declared); one of at least a block's threads
+// gives one sub-histogram per block.
 hist_plan plan_hist_shared(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                           atomic_kind kind, const hist_options& options);
+                           atomic_kind kind, const hist_options& options, double u = 0);
 // The global-memory model (eqs. 4-6) for race factor rf.
 // u > 0 replaces the kind's contention tolerance (hist_tuning::u_hdw / u_other).
 hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
@@ -177,7 +185,8 @@ hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::
 hist_plan plan_hist(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                     atomic_kind kind, const hist_options& options, const std::function<double()>& inspect, double u = 0);
 
-int max_shared_passes(atomic_kind kind);
+// u: the operator's contention tolerance, as for plan_hist_shared.
+int max_shared_passes(atomic_kind kind, double u = 0);
 
 // Inspector sampling: how many groups of `group` consecutive elements to sample.
 struct inspector_shape {
