@@ -398,7 +398,7 @@ TEST(HistModel, SharedMemoryReproducesTableI) {
     // CAS follows the paper's rule exactly (HDW is capped on Hopper, see hdw_multi_bytes).
     const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, paper);
     EXPECT_EQ(a.model_multi, hdw[j][0]) << "H=" << H[j];
-    // What runs: every copy (CAS keeps the contiguous layout, see cas_one_block_per_sm).
+    // What runs: every copy (CAS keeps the contiguous layout, see plan_hist_shared).
     EXPECT_EQ(a.multi, hdw[j][0]) << "H=" << H[j];
     EXPECT_EQ(a.passes, hdw[j][1]) << "H=" << H[j];
     const auto x = plan_hist_shared(p, N50M, H[j], 12, atomic_kind::xcg, paper);

@@ -109,17 +109,8 @@ inline constexpr std::size_t hdw_multi_bytes = 0;
 // kernel interleave the sub-histograms (bin b of copy m at b * M + m) so that a warp's 32 lanes
 // always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
 // random bins in contiguous copies cost more than the few copies the rounding gives up, except
-// for CAS (see cas_one_block_per_sm), where the copies matter more.
+// for CAS (see plan_hist_shared), where the copies matter more.
 inline constexpr int warp_size = 32;
-// Footnote 7 prefers k blocks per SM with L/k shared memory each. CAS updates slow down with the
-// threads sharing a copy (B / M), not with the bins (a retried compare-and-swap stalls its whole
-// warp), so CAS runs one block per SM with all of L and about twice the copies, and keeps every
-// copy that fits in the contiguous layout instead of rounding M down for the interleaved one.
-// Measured on the H100 (24-bit saturated add, RF = 1, 50M elements, shared kernel alone):
-// H = 505 one block M = 115 contiguous 207 us, M = 96 interleaved 243 us, two blocks M = 57
-// 404 us (M = 32 interleaved 359 us); H = 2K one block M = 28 217 us, two blocks M = 14 424 us;
-// H = 6K M = 9 229 us vs M = 4 447 us.
-inline constexpr bool cas_one_block_per_sm = true;
 // Warp combining (match_any + a shuffle tree) before CAS and lock updates, when options leave it
 // to the model. Measured on the H100 (soac bench hist, 50M elements), it only costs: in shared
 // memory (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
