@@ -57,8 +57,7 @@ atomic_kind check_hist_call(const hist_options& options) {
   using R = std::remove_cv_t<std::remove_reference_t<std::invoke_result_t<F, std::int64_t>>>;
   static_assert(std::is_convertible_v<typename updates_of<R>::value_type, typename Op::value_type>,
                 "the functor's values must convert to the operator's value type");
-  if (options.multi < 0 || options.passes < 0 || options.race_factor < 0)
-    throw usage_error("hist: M, S and RF must not be negative (0 means: from the model)");
+  check_hist_options(options);
   if (!options.force_atomic) return hist_atomic<Op>::kind;
   if (!atomic_allowed<Op>(options.atomic))
     throw usage_error("hist: atomic kind " + std::string(to_string(options.atomic)) + " cannot update this operator's values");

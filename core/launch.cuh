@@ -15,7 +15,7 @@ namespace soac::detail {
 // Largest gridDim.x CUDA accepts.
 inline constexpr std::int64_t max_grid_x = 2147483647;
 
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+__host__ __device__ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Call right after a <<<...>>> launch: turns launch-configuration errors into cuda_error.
 inline void check_launch(const char* kernel, const char* file, int line) {
@@ -51,6 +51,40 @@ int resident_blocks(Kernel kernel, int block_threads, std::size_t shared_bytes, 
                          std::to_string(shared_bytes) + " bytes of shared memory per block");
   known.emplace(key{address, device, block_threads, shared_bytes}, per_sm);
   return per_sm;
+}
+
+// Clusters of `cluster` blocks of `kernel` that can be resident on the whole device at once (0
+// where the device has no clusters), after resident_blocks has raised the kernel's shared memory
+// limit for this shape. Cached like resident_blocks.
+template <class Kernel>
+int resident_clusters(Kernel kernel, int block_threads, std::size_t shared_bytes, int cluster) {
+  using key = std::tuple<const void*, int, int, std::size_t, int>;
+  static std::mutex guard;
+  static std::map<key, int> known;
+  int device = 0;
+  SOAC_CUDA_CHECK(cudaGetDevice(&device));
+  const auto* address = reinterpret_cast<const void*>(kernel);
+  std::lock_guard<std::mutex> lock(guard);
+  const key k{address, device, block_threads, shared_bytes, cluster};
+  if (auto it = known.find(k); it != known.end()) return it->second;
+  int major = 0;
+  SOAC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  int clusters = 0;
+  if (major >= 9) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(cluster));
+    config.blockDim = dim3(unsigned(block_threads));
+    config.dynamicSmemBytes = shared_bytes;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(cluster);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    SOAC_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+  }
+  known.emplace(k, clusters);
+  return clusters;
 }
 
 }  // namespace soac::detail

@@ -58,16 +58,25 @@ std::vector<hist_options> strategies() {
     r.thread_private = hist_toggle::on;
     return r;
   };
+  auto clustered = [](hist_options r, int c) {
+    r.cluster = c;
+    return r;
+  };
   // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
   // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
-  // for every kind (refused where a copy per thread does not fit).
+  // for every kind (refused where a copy per thread does not fit); shared shapes also run in
+  // clusters of 2-8 blocks (contiguous, interleaved, multi-pass side by side; thread-private
+  // blocks ask for clusters and fold without them).
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
           o(hist_strategy::global, 1, 1),   o(hist_strategy::global, 5, 3),
           combined(o(hist_strategy::shared, 0, 0)), combined(o(hist_strategy::global, 1, 1)),
           combined(o(hist_strategy::global, 5, 3)),
-          exclusive(o(hist_strategy::shared, 0, 0))};
+          exclusive(o(hist_strategy::shared, 0, 0)),
+          clustered(o(hist_strategy::shared, 0, 0), 2), clustered(o(hist_strategy::shared, 32, 0), 4),
+          clustered(o(hist_strategy::shared, 4, 2), 2), clustered(o(hist_strategy::shared, 1, 3), 8),
+          clustered(exclusive(o(hist_strategy::shared, 0, 0)), 2)};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference.
@@ -293,9 +302,10 @@ TEST_P(Hist, BatchedHistograms) {
     }
     buffer<std::int64_t> bd(ctx(), std::span<const std::int64_t>(bins));
     buffer<std::int32_t> vd(ctx(), std::span<const std::int32_t>(values));
-    for (auto s : {hist_strategy::automatic, hist_strategy::global}) {
+    for (auto [s, cluster] : {std::pair{hist_strategy::automatic, 0}, {hist_strategy::automatic, 2}, {hist_strategy::global, 0}}) {
       hist_options o;
       o.strategy = s;
+      o.cluster = cluster;
       buffer<std::int32_t> h(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(expected.size(), 0)));
       const auto plan = hist_batched(ctx(), o, batches, seg, from_arrays<std::int32_t>{bd.data(), vd.data()}, h.view(), H,
                                      plus<std::int32_t>{});
@@ -358,6 +368,31 @@ TEST_P(Hist, BadOptionsAreUsageErrors) {
   hw.atomic = atomic_kind::hdw;
   EXPECT_THROW(hist(ctx(), hw, 10, f, h.view(), saturating_plus<std::int32_t, 24>{}), usage_error);
   EXPECT_THROW(hist_batched(ctx(), hist_options{}, 3, 4, f, h.view(), 4, plus<std::int32_t>{}), usage_error);
+  hist_options odd;
+  odd.cluster = 3;
+  EXPECT_THROW(hist(ctx(), odd, 10, f, h.view(), plus<std::int32_t>{}), usage_error);
+}
+
+// Clusters are not only accepted but used where the device has them (the sweeps above would
+// pass just as well if every launch fell back to single blocks).
+TEST_P(Hist, ClustersRunWhereTheDeviceHasThem) {
+  if (!ctx().is_cuda() || ctx().props().compute_major < 9) GTEST_SKIP() << "needs a GPU with thread-block clusters";
+  const std::int64_t H = 5000, n = 400'000;
+  const auto bins = random_bins(n, 0, H - 1, 91);
+  const auto values = random_values<std::uint32_t>(n, 92, 0, 1 << 20);
+  std::vector<std::uint32_t> expected(std::size_t(H), 0);
+  validate::hist_reference<std::int64_t, std::uint32_t>(expected, bins, values, saturating_plus<std::uint32_t, 24>{});
+  buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
+  buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
+  for (int c : {2, 4}) {
+    hist_options o;
+    o.strategy = hist_strategy::shared;
+    o.cluster = c;
+    buffer<std::uint32_t> h(ctx(), std::span<const std::uint32_t>(std::vector<std::uint32_t>(std::size_t(H), 0)));
+    const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), saturating_plus<std::uint32_t, 24>{});
+    EXPECT_EQ(plan.cluster, c) << plan.describe();
+    EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+  }
 }
 
 SOAC_INSTANTIATE_BACKENDS(Hist);
@@ -371,6 +406,8 @@ device_properties rtx2080ti() {
   p.shared_per_block = p.shared_per_block_optin = 48 * 1024;
   p.shared_per_sm = 48 * 1024 + hist_tuning::shared_reserved_per_block;
   p.l2_bytes = 5632 * 1024;
+  p.compute_major = 7;
+  p.compute_minor = 5;
   return p;
 }
 
@@ -382,6 +419,8 @@ device_properties h100() {
   p.shared_per_block_optin = 227 * 1024;
   p.shared_per_sm = 228 * 1024;
   p.l2_bytes = std::size_t{50} << 20;
+  p.compute_major = 9;
+  p.compute_minor = 0;
   return p;
 }
 
@@ -456,6 +495,24 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_TRUE(inspected);
   EXPECT_TRUE(g.race_factor_estimated);
   EXPECT_EQ(g.race_factor, 63.0);
+}
+
+// Clusters of 2 for one-pass CAS plans of operators that write (see hist_tuning::cluster_blocks_cas).
+TEST(HistModel, ClustersForOnePassCasThatWrites) {
+  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, double u = 0, hist_options o = {}) {
+    return plan_hist_shared(h100(), N50M, H, el, k, o, u);
+  };
+  EXPECT_EQ(h100_plan(49152, atomic_kind::cas, 4).cluster, 2);
+  EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 4).cluster, 2);
+  EXPECT_EQ(h100_plan(196608, atomic_kind::cas, 4).cluster, 1);  // S = 4
+  EXPECT_EQ(h100_plan(31, atomic_kind::cas, 4).cluster, 1);      // thread-private
+  EXPECT_EQ(h100_plan(12288, atomic_kind::cas, 8, u_argmax).cluster, 1);
+  EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4).cluster, 1);
+  EXPECT_EQ(plan_hist_shared(rtx2080ti(), N50M, 2048, 4, atomic_kind::cas, {}).cluster, 1);  // no clusters before sm_90
+  hist_options four;
+  four.cluster = 4;
+  EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4, 0, four).cluster, 4);
 }
 
 TEST(HistModel, ForcedShapesAreHonouredOrRefused) {

@@ -39,6 +39,7 @@ using xcg_op = arg_max<u32>;
 const std::int64_t paper_bins[] = {31, 127, 505, 2048, 6144, 12288, 24576, 49152, 196608, 393216, 786432, 1572864};
 constexpr std::int64_t shared_sweep_max = 49152, global_sweep_min = 12288;  // Fig 7's panels
 constexpr std::int64_t private_sweep_max = 505;  // one copy per thread fits up to ~500 4-byte bins
+constexpr std::int64_t cluster_sweep_max = 196608;  // the largest H that stays in shared memory (S = 4)
 constexpr std::int64_t naive_min_bins = 4096;
 
 template <class Op>
@@ -460,6 +461,15 @@ class hist_app final : public app {
       soac_variant("soac auto, thread-private off", options_for("atomic-shared"));
     }
     if (is_xcg && s.lock) soac_variant("soac auto, lock (XCG)", options_for("lock"));
+    if (H <= cluster_sweep_max) {
+      // Clusters of 2 blocks folding through distributed shared memory (see
+      // hist_tuning::cluster_blocks_cas), forced both ways.
+      for (int c : {1, 2}) {
+        hist_options o;
+        o.cluster = c;
+        soac_variant(c == 1 ? "soac auto, clusters off" : "soac auto, clusters of 2", o);
+      }
+    }
     if (!s.sweeps) return;
     if (H > shared_sweep_max) {
       // Beyond Fig 7's shared panel: one sub-histogram per block, S passes (to re-fit V-A's switch).

@@ -158,12 +158,21 @@ __device__ __forceinline__ int merge_group(std::int64_t limit) {
   return group;
 }
 
-// Combines the block's M interleaved copies of bins [0, limit) (bin b of copy m at b * M + m) and
-// folds each result that is not the identity into out (with the kind's atomic).
-template <atomic_kind K, class Op>
-__device__ __forceinline__ void merge_interleaved(const typename Op::value_type* sub, std::int64_t limit, int M,
-                                                  typename Op::value_type* out, int* out_locks) {
+// Combines the block's M copies of bins [0, limit) and hands each bin's combination to
+// sink(b, acc), once per bin. Interleaved copies (bin b of copy m at b * M + m) are folded by
+// groups of lanes per bin; contiguous ones (m * chunk + b) by one thread per bin.
+template <class Op, class Sink>
+__device__ __forceinline__ void fold_copies(const typename Op::value_type* sub, std::int64_t limit, int M, int chunk,
+                                            Sink&& sink) {
   using V = typename Op::value_type;
+  if (!hist_interleaved(M)) {
+    for (std::int64_t b = threadIdx.x; b < limit; b += blockDim.x) {
+      V acc = sub[b];
+      for (int j = 1; j < M; ++j) acc = Op{}(acc, sub[std::int64_t(j) * chunk + b]);
+      sink(b, acc);
+    }
+    return;
+  }
   const int group = merge_group<V>(limit);
   const int lane = threadIdx.x & 31;
   const unsigned group_mask = group == 32 ? ~0u : ((1u << group) - 1) << (lane & ~(group - 1));
@@ -182,9 +191,101 @@ __device__ __forceinline__ void merge_interleaved(const typename Op::value_type*
     }
     if constexpr (sizeof(V) % 4 == 0)
       for (int d = group / 2; d > 0; d /= 2) acc = Op{}(acc, shuffle_value(group_mask, acc, lane ^ d));
-    if ((lane & (group - 1)) == 0 && !same_bits(acc, Op::identity()))
-      atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
+    if ((lane & (group - 1)) == 0) sink(b, acc);
   }
+}
+
+// Folds a bin's combination into the destination with the kind's atomic, unless it is the
+// identity (nothing landed there).
+template <atomic_kind K, class Op>
+__device__ __forceinline__ void fold_into(typename Op::value_type* out, int* out_locks, std::int64_t b,
+                                          const typename Op::value_type& acc) {
+  if (!same_bits(acc, Op::identity())) atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
+}
+
+// Folds value(b) into the destination for bins b in [lo, hi) (fold_into for each). The blocks
+// that fold the same bins at about the same time (the parts of one pass end together) start at
+// different places: block `turn` of `turns` begins turn / turns of the way in and wraps around, so
+// their atomics do not meet on the same addresses.
+// (Measured and not kept: CAS taking a thread's bins eight at a time, first reads and first
+// compare-and-swaps all in flight together, was slower on the H100: 24-bit saturated add, one
+// 48K-bin copy per block, 539 vs 396 us.)
+template <atomic_kind K, class Op, class Value>
+__device__ __forceinline__ void fold_range(typename Op::value_type* out, int* out_locks, std::int64_t lo, std::int64_t hi,
+                                           std::int64_t turn, std::int64_t turns, Value&& value) {
+  const std::int64_t len = hi - lo;
+  // A multiple of 32 bins, so each warp's updates stay on consecutive addresses.
+  const std::int64_t shift = turns > 1 ? (len * turn / turns) & ~std::int64_t{31} : 0;
+  for (std::int64_t p = threadIdx.x; p < len; p += blockDim.x) {
+    const std::int64_t q = p + shift, b = lo + (q < len ? q : q - len);
+    fold_into<K, Op>(out, out_locks, b, value(b));
+  }
+}
+
+// Whether shared kernels of update mode Mode have a version that runs in clusters: the atomic
+// mode's (the only one the model puts in clusters; see merge_block for what the cluster code
+// costs, and for the compile time of one more kernel per operator and functor).
+template <update_mode Mode>
+inline constexpr bool hist_clusters = Mode == update_mode::atomic;
+
+// Combines the block's M copies in place: afterwards bin b's block result is at b * (the
+// returned stride). Callers synchronise before reading it.
+template <class Op>
+__device__ __forceinline__ std::int64_t combine_copies_in_place(typename Op::value_type* sub, std::int64_t limit, int M,
+                                                                int chunk) {
+  using V = typename Op::value_type;
+  const std::int64_t first = hist_interleaved(M) ? M : 1;
+  if (M > 1) fold_copies<Op>(sub, limit, M, chunk, [&](std::int64_t b, const V& acc) { sub[b * first] = acc; });
+  return first;
+}
+
+// The end of a block: its M copies are combined in place, then folded into the destination. With
+// Clusters, a block in a cluster of C blocks (all on the same pass of the same histogram) folds
+// slice `rank` of the bins over all C blocks' shared memory (distributed shared memory), so the
+// destination takes one update per cluster; the last barrier keeps every block's shared memory
+// alive until the others have read it. turn / turns: this block's (or cluster's) place among
+// those folding the same bins (see fold_range).
+// The cluster code costs registers even where it does not run (ptxas, sm_90: 32 -> 44-64 per
+// thread for 1024-thread blocks, which then no longer fit twice on an SM), so only the kernels
+// launched in clusters have it (Clusters), and its loop over ranks stays rolled.
+template <atomic_kind K, class Op, bool Clusters>
+__device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::int64_t limit, int M, int chunk,
+                                            typename Op::value_type* out, int* out_locks, int cluster, std::int64_t turn,
+                                            std::int64_t turns) {
+  using V = typename Op::value_type;
+  const std::int64_t first = combine_copies_in_place<Op>(sub, limit, M, chunk);
+  unsigned C = 1, rank = 0;
+#if __CUDA_ARCH__ >= 900
+  if (Clusters && cluster > 1) {
+    C = __clusterSizeInBlocks();
+    rank = __clusterRelativeBlockRank();
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+  } else
+#endif
+  if (M > 1) {
+    __syncthreads();
+  }
+  // Slices of whole warps' worth of bins, so the destination updates stay coalesced.
+  const std::int64_t per = (ceil_div(limit, C) + 31) & ~std::int64_t{31};
+  const std::int64_t lo = std::min<std::int64_t>(limit, rank * per), hi = std::min<std::int64_t>(limit, lo + per);
+  fold_range<K, Op>(out, out_locks, lo, hi, turn, turns, [&](std::int64_t b) {
+    V acc = sub[b * first];
+#if __CUDA_ARCH__ >= 900
+    // The other blocks' copies from the next rank on, so the blocks of a cluster do not all read
+    // the same block at once.
+#pragma unroll 1
+    for (unsigned j = 1; j < C; ++j)
+      acc = Op{}(acc, static_cast<const V*>(__cluster_map_shared_rank(sub, (rank + j) % C))[b * first]);
+#endif
+    return acc;
+  });
+#if __CUDA_ARCH__ >= 900
+  if (C > 1) {
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+  }
+#endif
 }
 
 // One pass (bins [off, off + chunk)) of the shared-memory strategy. Block b works on histogram
@@ -192,18 +293,22 @@ __device__ __forceinline__ void merge_interleaved(const typename Op::value_type*
 // seg_len = n for a single histogram. Mode exclusive: M = blockDim.x, every thread owns a copy.
 // MaxBlock bounds the block size the kernel is compiled for (and so its registers: 64 per thread
 // at 1024 threads, which the 32 results of a thread-private tile would overflow into local memory).
-template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block>
+template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
+          bool Clusters = false>
 __global__ void __launch_bounds__(MaxBlock)
     hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
-                       int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M, int side_by_side) {
+                       int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M, int side_by_side,
+                       int cluster) {
   using V = typename Op::value_type;
-  // Which histogram, which part of its elements (of `parts`), and (side by side) which pass.
+  // Which histogram, which part of its elements (of `parts`), and (side by side) which pass. The
+  // `cluster` consecutive blocks of a cluster always share the histogram and the pass.
   std::int64_t h = 0, r = 0, parts = per_hist;
   if (side_by_side > 1) {
-    r = blockIdx.x / side_by_side;
+    const std::int64_t q = blockIdx.x / cluster, rank = blockIdx.x % cluster;
+    r = q / side_by_side * cluster + rank;
     parts = gridDim.x / side_by_side;
-    off += std::int64_t(blockIdx.x % side_by_side) * chunk;
-    if (off >= H) return;  // the last group of passes may be short
+    off += std::int64_t(q % side_by_side) * chunk;
+    if (off >= H) return;  // the last group of passes may be short (whole clusters leave)
   } else {
     h = blockIdx.x / per_hist;
     r = blockIdx.x % per_hist;
@@ -232,15 +337,8 @@ __global__ void __launch_bounds__(MaxBlock)
   // Combine the block's M sub-histograms and fold the result into the destination.
   V* out = histo + h * H + off;
   int* out_locks = global_locks ? global_locks + h * H + off : nullptr;
-  if (interleaved) {
-    merge_interleaved<K, Op>(sub, limit, M, out, out_locks);
-    return;
-  }
-  for (int b = threadIdx.x; b < limit; b += blockDim.x) {
-    V acc = sub[b];
-    for (int j = 1; j < M; ++j) acc = Op{}(acc, sub[j * chunk + b]);
-    if (!same_bits(acc, Op::identity())) atomic_update<K, Op>(out + b, out_locks ? out_locks + b : nullptr, acc);
-  }
+  // (Code built for GPUs before sm_90 folds per block, which is right whatever the cluster size.)
+  merge_block<K, Op, Clusters>(sub, limit, M, chunk, out, out_locks, cluster, r / cluster, parts / cluster);
 }
 
 // One pass of the global-memory strategy: thread t updates sub-histogram t % M (chunk bins each).
@@ -400,31 +498,61 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock>;
   plan.shared_bytes = bytes;
   plan.warp_combine = Mode == update_mode::combined;
-  const std::int64_t resident = std::int64_t(ctx.props().sm_count) * resident_blocks(kernel, plan.block_threads, bytes, "hist");
+  const int per_sm = resident_blocks(kernel, plan.block_threads, bytes, "hist");
+  const std::int64_t resident = std::int64_t(ctx.props().sm_count) * per_sm;
   // Passes side by side: the blocks of a group of passes share each part of the input (neighbouring
   // block indices, so they run at the same time and all but one read it from L2) instead of
   // reading all of it from DRAM once per pass. Measured on the H100 (int add, 50M elements):
   // H = 192K (S = 4) 370 -> 290 us, 393K (S = 7) 681 -> 493 us.
   const bool side = batches == 1 && plan.passes > 1;
   const std::int64_t group = side ? std::min<std::int64_t>(plan.passes, resident) : 1;
+  // Blocks per pass of a single histogram; K blocks per histogram when batched (IV-C:
+  // K = ceil((T / B) / Nout)).
+  std::int64_t parts = 1;
   if (batches == 1) {
-    plan.grid = group * std::clamp<std::int64_t>(ceil_div(seg_len, std::int64_t(plan.block_threads) * items), 1,
-                                                 std::max<std::int64_t>(1, resident / group));
+    parts = std::clamp<std::int64_t>(ceil_div(seg_len, std::int64_t(plan.block_threads) * items), 1,
+                                     std::max<std::int64_t>(1, resident / group));
   } else {
-    // IV-C: K = ceil((T / B) / Nout) blocks per histogram.
     plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div(resident, batches));
-    plan.grid = plan.blocks_per_histogram * batches;
-    if (plan.grid > max_grid_x) throw usage_error("hist: too many batched histograms for one grid");
+    if (plan.blocks_per_histogram * batches > max_grid_x) throw usage_error("hist: too many batched histograms for one grid");
   }
+  // Clusters (see merge_block) need whole clusters per histogram and pass, the kernel's blocks per
+  // SM, and every cluster of the grid (up to a full wave) resident at once: a shape the GPCs
+  // cannot hold would leave SMs idle or run a second wave.
+  int cluster = 1;
+  if constexpr (hist_clusters<Mode>) {
+    const int c = plan.cluster;
+    const bool whole = batches == 1 ? parts >= c : plan.blocks_per_histogram % c == 0;
+    if (c > 1 && whole) {
+      auto clustered = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;
+      const std::int64_t grid = batches == 1 ? group * (parts - parts % c) : plan.blocks_per_histogram * batches;
+      if (resident_blocks(clustered, plan.block_threads, bytes, "hist") >= per_sm &&
+          std::int64_t(resident_clusters(clustered, plan.block_threads, bytes, c)) * c >= std::min(grid, resident)) {
+        cluster = c;
+        kernel = clustered;
+      }
+    }
+  }
+  plan.grid = batches == 1 ? group * (parts - parts % cluster) : plan.blocks_per_histogram * batches;
+  plan.cluster = cluster;
   plan.items_per_thread = items;
   hist_temp locks(ctx, K == atomic_kind::xcg ? std::size_t(batches * H) * 4 : 0);
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, std::size_t(batches * H) * 4, ctx.stream()));
   const std::int64_t per_hist = batches == 1 ? plan.grid : plan.blocks_per_histogram;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(plan.grid));
+  config.blockDim = dim3(unsigned(plan.block_threads));
+  config.dynamicSmemBytes = bytes;
+  config.stream = ctx.stream();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = unsigned(cluster);
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = cluster > 1 ? 1 : 0;
   for (std::int64_t off = 0; off < H; off += group * plan.chunk) {
-    kernel<<<unsigned(plan.grid), plan.block_threads, bytes, ctx.stream()>>>(seg_len, per_hist, f, histo,
-                                                                             static_cast<int*>(locks.p), H, off,
-                                                                             int(plan.chunk), plan.multi, int(group));
-    SOAC_CHECK_LAUNCH("hist_shared_kernel");
+    SOAC_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, seg_len, per_hist, f, histo, static_cast<int*>(locks.p), H, off,
+                                       int(plan.chunk), plan.multi, int(group), cluster));
   }
 }
 

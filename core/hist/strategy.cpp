@@ -79,6 +79,14 @@ int max_shared_passes(atomic_kind kind, double u) {
   }
 }
 
+void check_hist_options(const hist_options& o) {
+  if (o.multi < 0) throw usage_error("hist: M (multi) must be at least 1, or 0 for the model");
+  if (o.passes < 0) throw usage_error("hist: S (passes) must be at least 1, or 0 for the model");
+  if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
+  if (o.cluster < 0 || o.cluster > 8 || (o.cluster & (o.cluster - 1)) != 0)
+    throw usage_error("hist: the cluster size must be 1, 2, 4 or 8 blocks, or 0 for the model");
+}
+
 namespace {
 
 std::int64_t ceil_div64(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -87,9 +95,15 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
   if (n < 0) throw usage_error("hist: n must not be negative");
   if (bins < 0) throw usage_error("hist: the number of bins must not be negative");
   if (el_bytes == 0) throw usage_error("hist: empty value type");
-  if (o.multi < 0) throw usage_error("hist: M (multi) must be at least 1, or 0 for the model");
-  if (o.passes < 0) throw usage_error("hist: S (passes) must be at least 1, or 0 for the model");
-  if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
+  check_hist_options(o);
+}
+
+// Blocks per cluster for a shared plan (the launch falls back to 1 where the grid or the device
+// cannot hold them); see hist_tuning::cluster_blocks_cas.
+int shared_cluster(const device_properties& p, const hist_options& o, const hist_plan& plan, bool tolerant) {
+  if (o.cluster > 0) return o.cluster;
+  const bool cas_writes = plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private;
+  return p.compute_major >= 9 && cas_writes && plan.passes == 1 ? hist_tuning::cluster_blocks_cas : 1;
 }
 
 bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
@@ -218,6 +232,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       plan.items_per_thread = few ? hist_tuning::private_items_per_thread : hist_tuning::items_per_thread;
       plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
                                                                    ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
+      plan.cluster = shared_cluster(p, o, plan, tolerant);
       return plan;
     }
   }
@@ -233,6 +248,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
   const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
+  plan.cluster = shared_cluster(p, o, plan, tolerant);
   return plan;
 }
 
@@ -344,6 +360,7 @@ std::string hist_plan::describe() const {
     s << ", " << (shared_bytes + 1023) / 1024 << " KiB shared/block";
     if (multi % hist_tuning::warp_size == 0) s << ", interleaved";
     if (thread_private) s << ", thread-private (no atomics)";
+    if (cluster > 1) s << ", clusters of " << cluster;
   }
   if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)
