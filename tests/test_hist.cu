@@ -62,11 +62,16 @@ std::vector<hist_options> strategies() {
     r.cluster = c;
     return r;
   };
+  auto partials = [](hist_options r, hist_toggle t) {
+    r.block_partials = t;
+    return r;
+  };
   // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
   // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
   // for every kind (refused where a copy per thread does not fit); shared shapes also run in
   // clusters of 2-8 blocks (contiguous, interleaved, multi-pass side by side; thread-private
-  // blocks ask for clusters and fold without them).
+  // blocks ask for clusters and fold without them); block partials are forced on (one pass, with
+  // and without clusters; multi-pass and thread-private shapes fold without them) and off.
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
@@ -76,7 +81,12 @@ std::vector<hist_options> strategies() {
           exclusive(o(hist_strategy::shared, 0, 0)),
           clustered(o(hist_strategy::shared, 0, 0), 2), clustered(o(hist_strategy::shared, 32, 0), 4),
           clustered(o(hist_strategy::shared, 4, 2), 2), clustered(o(hist_strategy::shared, 1, 3), 8),
-          clustered(exclusive(o(hist_strategy::shared, 0, 0)), 2)};
+          clustered(exclusive(o(hist_strategy::shared, 0, 0)), 2),
+          partials(o(hist_strategy::shared, 0, 1), hist_toggle::on),
+          partials(clustered(o(hist_strategy::shared, 32, 1), 2), hist_toggle::on),
+          partials(o(hist_strategy::shared, 4, 2), hist_toggle::on),
+          partials(exclusive(o(hist_strategy::shared, 0, 0)), hist_toggle::on),
+          partials(o(hist_strategy::automatic, 0, 0), hist_toggle::off)};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference.
@@ -306,6 +316,7 @@ TEST_P(Hist, BatchedHistograms) {
       hist_options o;
       o.strategy = s;
       o.cluster = cluster;
+      o.block_partials = hist_toggle::on;  // batched histograms fold without them
       buffer<std::int32_t> h(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(expected.size(), 0)));
       const auto plan = hist_batched(ctx(), o, batches, seg, from_arrays<std::int32_t>{bd.data(), vd.data()}, h.view(), H,
                                      plus<std::int32_t>{});
@@ -392,6 +403,35 @@ TEST_P(Hist, ClustersRunWhereTheDeviceHasThem) {
     const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), saturating_plus<std::uint32_t, 24>{});
     EXPECT_EQ(plan.cluster, c) << plan.describe();
     EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+  }
+}
+
+// Likewise block partials, alone and under clusters, and the plan says when they ran.
+TEST_P(Hist, BlockPartialsRunWhenAsked) {
+  if (!ctx().is_cuda()) GTEST_SKIP() << "the host backend has no blocks";
+  const std::int64_t H = 3000, n = 300'000;
+  const auto bins = random_bins(n, -2, H + 2, 95);
+  const auto values = random_values<std::uint32_t>(n, 96, 0, 1 << 22);
+  std::vector<std::uint32_t> initial(static_cast<std::size_t>(H));
+  for (std::int64_t b = 0; b < H; ++b) initial[std::size_t(b)] = std::uint32_t(b * 977 % 5000);
+  std::vector<std::uint32_t> expected = initial;
+  validate::hist_reference<std::int64_t, std::uint32_t>(expected, bins, values, saturating_plus<std::uint32_t, 24>{});
+  buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
+  buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
+  const int widest = ctx().props().compute_major >= 9 ? 2 : 1;
+  for (int c = 1; c <= widest; ++c) {
+    for (hist_toggle t : {hist_toggle::on, hist_toggle::off}) {
+      hist_options o;
+      o.strategy = hist_strategy::shared;
+      o.passes = 1;
+      o.cluster = c;
+      o.block_partials = t;
+      buffer<std::uint32_t> h(ctx(), std::span<const std::uint32_t>(initial));
+      const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), saturating_plus<std::uint32_t, 24>{});
+      EXPECT_EQ(plan.block_partials, t == hist_toggle::on) << plan.describe();
+      EXPECT_EQ(plan.cluster, c) << plan.describe();
+      EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+    }
   }
 }
 
@@ -513,6 +553,23 @@ TEST(HistModel, ClustersForOnePassCasThatWrites) {
   hist_options four;
   four.cluster = 4;
   EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4, 0, four).cluster, 4);
+}
+
+// Block partials for the same plans (see hist_tuning::partials_for_cas), on any device.
+TEST(HistModel, BlockPartialsForOnePassCasThatWrites) {
+  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, double u = 0) {
+    return plan_hist_shared(h100(), N50M, H, el, k, {}, u);
+  };
+  EXPECT_EQ(h100_plan(49152, atomic_kind::cas, 4).block_partials, hist_tuning::partials_for_cas);
+  EXPECT_EQ(plan_hist_shared(rtx2080ti(), N50M, 2048, 4, atomic_kind::cas, {}).block_partials, hist_tuning::partials_for_cas);
+  EXPECT_FALSE(h100_plan(196608, atomic_kind::cas, 4).block_partials);  // S = 4
+  EXPECT_FALSE(h100_plan(31, atomic_kind::cas, 4).block_partials);      // thread-private
+  EXPECT_FALSE(h100_plan(12288, atomic_kind::cas, 8, u_argmax).block_partials);
+  EXPECT_FALSE(h100_plan(49152, atomic_kind::hdw, 4).block_partials);
+  hist_options on;
+  on.block_partials = hist_toggle::on;
+  EXPECT_TRUE(plan_hist_shared(h100(), N50M, 49152, 4, atomic_kind::hdw, on).block_partials);
 }
 
 TEST(HistModel, ForcedShapesAreHonouredOrRefused) {

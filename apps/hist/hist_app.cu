@@ -183,7 +183,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
@@ -469,6 +469,15 @@ class hist_app final : public app {
         o.cluster = c;
         soac_variant(c == 1 ? "soac auto, clusters off" : "soac auto, clusters of 2", o);
       }
+      // Block results reduced from partial rows (see hist_tuning::partials_for_cas), forced both
+      // ways, and on without clusters.
+      hist_options on, off, alone;
+      on.block_partials = alone.block_partials = hist_toggle::on;
+      off.block_partials = hist_toggle::off;
+      alone.cluster = 1;
+      soac_variant("soac auto, partials on", on);
+      soac_variant("soac auto, partials off", off);
+      soac_variant("soac auto, partials on, clusters off", alone);
     }
     if (!s.sweeps) return;
     if (H > shared_sweep_max) {

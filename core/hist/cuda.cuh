@@ -222,11 +222,11 @@ __device__ __forceinline__ void fold_range(typename Op::value_type* out, int* ou
   }
 }
 
-// Whether shared kernels of update mode Mode have a version that runs in clusters: the atomic
-// mode's (the only one the model puts in clusters; see merge_block for what the cluster code
-// costs, and for the compile time of one more kernel per operator and functor).
+// Whether shared kernels of update mode Mode have a version with the cluster and block-partial
+// folds: the atomic mode's (the only one the model uses them for; see merge_block for what that
+// code costs, and for the compile time of one more kernel per operator and functor).
 template <update_mode Mode>
-inline constexpr bool hist_clusters = Mode == update_mode::atomic;
+inline constexpr bool hist_fold_variants = Mode == update_mode::atomic;
 
 // Combines the block's M copies in place: afterwards bin b's block result is at b * (the
 // returned stride). Callers synchronise before reading it.
@@ -240,23 +240,25 @@ __device__ __forceinline__ std::int64_t combine_copies_in_place(typename Op::val
 }
 
 // The end of a block: its M copies are combined in place, then folded into the destination. With
-// Clusters, a block in a cluster of C blocks (all on the same pass of the same histogram) folds
-// slice `rank` of the bins over all C blocks' shared memory (distributed shared memory), so the
-// destination takes one update per cluster; the last barrier keeps every block's shared memory
-// alive until the others have read it. turn / turns: this block's (or cluster's) place among
-// those folding the same bins (see fold_range).
+// FoldVariants, a block in a cluster of C blocks (all on the same pass of the same histogram)
+// folds slice `rank` of the bins over all C blocks' shared memory (distributed shared memory), so
+// the destination takes one update per cluster; the last barrier keeps every block's shared memory
+// alive until the others have read it. With FoldVariants and a `partial` row, the block (or
+// cluster) stores its result there instead, for hist_rows_kernel to fold. turn / turns: this
+// block's (or cluster's) place among those folding the same bins (see fold_range).
 // The cluster code costs registers even where it does not run (ptxas, sm_90: 32 -> 44-64 per
 // thread for 1024-thread blocks, which then no longer fit twice on an SM), so only the kernels
-// launched in clusters have it (Clusters), and its loop over ranks stays rolled.
-template <atomic_kind K, class Op, bool Clusters>
+// launched in clusters or with partials have it (FoldVariants), and its loop over ranks stays
+// rolled.
+template <atomic_kind K, class Op, bool FoldVariants>
 __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::int64_t limit, int M, int chunk,
                                             typename Op::value_type* out, int* out_locks, int cluster, std::int64_t turn,
-                                            std::int64_t turns) {
+                                            std::int64_t turns, typename Op::value_type* partial) {
   using V = typename Op::value_type;
   const std::int64_t first = combine_copies_in_place<Op>(sub, limit, M, chunk);
   unsigned C = 1, rank = 0;
 #if __CUDA_ARCH__ >= 900
-  if (Clusters && cluster > 1) {
+  if (FoldVariants && cluster > 1) {
     C = __clusterSizeInBlocks();
     rank = __clusterRelativeBlockRank();
     __cluster_barrier_arrive();
@@ -269,7 +271,7 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
   // Slices of whole warps' worth of bins, so the destination updates stay coalesced.
   const std::int64_t per = (ceil_div(limit, C) + 31) & ~std::int64_t{31};
   const std::int64_t lo = std::min<std::int64_t>(limit, rank * per), hi = std::min<std::int64_t>(limit, lo + per);
-  fold_range<K, Op>(out, out_locks, lo, hi, turn, turns, [&](std::int64_t b) {
+  auto result = [&](std::int64_t b) {
     V acc = sub[b * first];
 #if __CUDA_ARCH__ >= 900
     // The other blocks' copies from the next rank on, so the blocks of a cluster do not all read
@@ -279,7 +281,12 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
       acc = Op{}(acc, static_cast<const V*>(__cluster_map_shared_rank(sub, (rank + j) % C))[b * first]);
 #endif
     return acc;
-  });
+  };
+  if (FoldVariants && partial) {
+    for (std::int64_t b = lo + threadIdx.x; b < hi; b += blockDim.x) partial[b] = result(b);
+  } else {
+    fold_range<K, Op>(out, out_locks, lo, hi, turn, turns, result);
+  }
 #if __CUDA_ARCH__ >= 900
   if (C > 1) {
     __cluster_barrier_arrive();
@@ -293,12 +300,14 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
 // seg_len = n for a single histogram. Mode exclusive: M = blockDim.x, every thread owns a copy.
 // MaxBlock bounds the block size the kernel is compiled for (and so its registers: 64 per thread
 // at 1024 threads, which the 32 results of a thread-private tile would overflow into local memory).
+// partials: null, or (one pass of a single histogram, FoldVariants) rows of H bins, one per
+// cluster, for the block results (see merge_block).
 template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
-          bool Clusters = false>
+          bool FoldVariants = false>
 __global__ void __launch_bounds__(MaxBlock)
     hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
                        int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M, int side_by_side,
-                       int cluster) {
+                       int cluster, typename Op::value_type* partials) {
   using V = typename Op::value_type;
   // Which histogram, which part of its elements (of `parts`), and (side by side) which pass. The
   // `cluster` consecutive blocks of a cluster always share the histogram and the pass.
@@ -338,7 +347,8 @@ __global__ void __launch_bounds__(MaxBlock)
   V* out = histo + h * H + off;
   int* out_locks = global_locks ? global_locks + h * H + off : nullptr;
   // (Code built for GPUs before sm_90 folds per block, which is right whatever the cluster size.)
-  merge_block<K, Op, Clusters>(sub, limit, M, chunk, out, out_locks, cluster, r / cluster, parts / cluster);
+  V* partial = partials ? partials + (r / cluster) * H : nullptr;
+  merge_block<K, Op, FoldVariants>(sub, limit, M, chunk, out, out_locks, cluster, r / cluster, parts / cluster, partial);
 }
 
 // One pass of the global-memory strategy: thread t updates sub-histogram t % M (chunk bins each).
@@ -369,6 +379,31 @@ __global__ void hist_reduce_kernel(const typename Op::value_type* subs, typename
     auto acc = histo[b];
     for (int m = 0; m < M; ++m) acc = Op{}(acc, subs[std::int64_t{m} * chunk + b]);
     histo[b] = acc;
+  }
+}
+
+// histo[b] = histo[b] (+) rows[0][b] (+) ... (+) rows[count - 1][b] for b < len. A block takes 32
+// bins (blockDim = (32, rows_warps)) and its warps every rows_warps-th row, so a bin's rows are
+// read by several warps at once rather than one load after another by a single thread.
+inline constexpr int rows_warps = 8;
+template <class Op>
+__global__ void __launch_bounds__(32 * rows_warps)
+    hist_rows_kernel(const typename Op::value_type* rows, typename Op::value_type* histo, std::int64_t len,
+                     std::int64_t count) {
+  using V = typename Op::value_type;
+  // Raw storage: V need not be default-constructible.
+  __shared__ __align__(16) unsigned char raw[rows_warps * 32 * sizeof(V)];
+  V* warp_results = reinterpret_cast<V*>(raw);
+  const std::int64_t b = std::int64_t{blockIdx.x} * 32 + threadIdx.x;
+  V acc = Op::identity();
+  if (b < len)
+    for (std::int64_t j = threadIdx.y; j < count; j += rows_warps) acc = Op{}(acc, rows[j * len + b]);
+  warp_results[threadIdx.y * 32 + threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && b < len) {
+    V total = histo[b];
+    for (int w = 0; w < rows_warps; ++w) total = Op{}(total, warp_results[w * 32 + threadIdx.x]);
+    histo[b] = total;
   }
 }
 
@@ -516,28 +551,34 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
     plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div(resident, batches));
     if (plan.blocks_per_histogram * batches > max_grid_x) throw usage_error("hist: too many batched histograms for one grid");
   }
-  // Clusters (see merge_block) need whole clusters per histogram and pass, the kernel's blocks per
-  // SM, and every cluster of the grid (up to a full wave) resident at once: a shape the GPCs
-  // cannot hold would leave SMs idle or run a second wave.
+  // The kernel version with the other folds (see merge_block), where it keeps the blocks per SM.
+  // Clusters need whole clusters per histogram and pass, and every cluster of the grid (up to a
+  // full wave) resident at once: a shape the GPCs cannot hold would leave SMs idle or run a second
+  // wave. Block partials need one pass of a single histogram.
   int cluster = 1;
-  if constexpr (hist_clusters<Mode>) {
+  bool partials = false;
+  if constexpr (hist_fold_variants<Mode>) {
     const int c = plan.cluster;
     const bool whole = batches == 1 ? parts >= c : plan.blocks_per_histogram % c == 0;
-    if (c > 1 && whole) {
-      auto clustered = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;
+    const bool want_partials = plan.block_partials && batches == 1 && group == 1;
+    auto variants = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;
+    if (((c > 1 && whole) || want_partials) && resident_blocks(variants, plan.block_threads, bytes, "hist") >= per_sm) {
       const std::int64_t grid = batches == 1 ? group * (parts - parts % c) : plan.blocks_per_histogram * batches;
-      if (resident_blocks(clustered, plan.block_threads, bytes, "hist") >= per_sm &&
-          std::int64_t(resident_clusters(clustered, plan.block_threads, bytes, c)) * c >= std::min(grid, resident)) {
+      if (c > 1 && whole &&
+          std::int64_t(resident_clusters(variants, plan.block_threads, bytes, c)) * c >= std::min(grid, resident))
         cluster = c;
-        kernel = clustered;
-      }
+      partials = want_partials;
+      if (cluster > 1 || partials) kernel = variants;
     }
   }
   plan.grid = batches == 1 ? group * (parts - parts % cluster) : plan.blocks_per_histogram * batches;
   plan.cluster = cluster;
+  plan.block_partials = partials;
   plan.items_per_thread = items;
   hist_temp locks(ctx, K == atomic_kind::xcg ? std::size_t(batches * H) * 4 : 0);
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, std::size_t(batches * H) * 4, ctx.stream()));
+  const std::int64_t rows = partials ? plan.grid / cluster : 0;
+  hist_temp partial_rows(ctx, std::size_t(rows * H) * sizeof(typename Op::value_type));
   const std::int64_t per_hist = batches == 1 ? plan.grid : plan.blocks_per_histogram;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(unsigned(plan.grid));
@@ -552,7 +593,13 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   config.numAttrs = cluster > 1 ? 1 : 0;
   for (std::int64_t off = 0; off < H; off += group * plan.chunk) {
     SOAC_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, seg_len, per_hist, f, histo, static_cast<int*>(locks.p), H, off,
-                                       int(plan.chunk), plan.multi, int(group), cluster));
+                                       int(plan.chunk), plan.multi, int(group), cluster,
+                                       static_cast<typename Op::value_type*>(partial_rows.p)));
+  }
+  if (partials) {
+    hist_rows_kernel<Op><<<unsigned(ceil_div(H, 32)), dim3(32, rows_warps), 0, ctx.stream()>>>(
+        static_cast<const typename Op::value_type*>(partial_rows.p), histo, H, rows);
+    SOAC_CHECK_LAUNCH("hist_rows_kernel");
   }
 }
 

@@ -106,6 +106,13 @@ int shared_cluster(const device_properties& p, const hist_options& o, const hist
   return p.compute_major >= 9 && cas_writes && plan.passes == 1 ? hist_tuning::cluster_blocks_cas : 1;
 }
 
+// Whether a shared plan folds through block partials; see hist_tuning::partials_for_cas.
+bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
+  if (o.block_partials != hist_toggle::automatic) return o.block_partials == hist_toggle::on;
+  const bool cas_writes = plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private;
+  return hist_tuning::partials_for_cas && cas_writes && plan.passes == 1;
+}
+
 bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
   if (kind == atomic_kind::hdw) return false;
   if (o.warp_combine != hist_toggle::automatic) return o.warp_combine == hist_toggle::on;
@@ -233,6 +240,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
                                                                    ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
       plan.cluster = shared_cluster(p, o, plan, tolerant);
+      plan.block_partials = shared_partials(o, plan, tolerant);
       return plan;
     }
   }
@@ -249,6 +257,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
   plan.cluster = shared_cluster(p, o, plan, tolerant);
+  plan.block_partials = shared_partials(o, plan, tolerant);
   return plan;
 }
 
@@ -361,6 +370,7 @@ std::string hist_plan::describe() const {
     if (multi % hist_tuning::warp_size == 0) s << ", interleaved";
     if (thread_private) s << ", thread-private (no atomics)";
     if (cluster > 1) s << ", clusters of " << cluster;
+    if (block_partials) s << ", block results reduced from partials";
   }
   if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)

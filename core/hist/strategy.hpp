@@ -46,6 +46,11 @@ struct hist_options {
   // only (not thread-private or warp-combined ones), and only where the grid can be whole
   // clusters that are all resident at once; the plan says what ran.
   int cluster = 0;
+  // Shared strategy, one pass of a single histogram: blocks (or clusters) write their results to
+  // rows of a temporary array with plain stores, and a second kernel reduces the rows into the
+  // destination, instead of folding each bin into it with the kind's atomic. automatic: see
+  // hist_tuning::partials_for_cas. Plain atomic updates only (as cluster).
+  hist_toggle block_partials = hist_toggle::automatic;
 };
 
 // Throws usage_error for options no backend accepts (negative M, S or RF, a cluster size other
@@ -73,6 +78,7 @@ struct hist_plan {
   bool warp_combine = false;      // same-bin updates of a warp combined before the atomic
   bool thread_private = false;    // shared: one sub-histogram per thread, no atomics (M = block)
   int cluster = 1;                // shared: blocks per cluster folding through distributed shared memory
+  bool block_partials = false;    // shared: block results reduced from a temporary array, not atomics
   bool host = false;              // ran on the host backend (per-thread sub-histograms)
   int host_threads = 0;
   std::string describe() const;
@@ -170,12 +176,24 @@ inline constexpr int max_shared_passes_xcg = 1;
 // into the destination one compare-and-swap loop (two L2 round trips) after another, so the fold
 // of a large histogram is latency-bound; in a cluster of 2 each block folds half the bins of both.
 // Measured on the H100 (soac bench hist, 50M elements, 24-bit saturated add, clusters of 2 vs
-// none): RF = 1: 2K 221 vs 224 us, 12K 234 vs 267, 24K 243 vs 291, 48K 286 vs 397; RF = 63: 24K
-// 810 vs 829, 48K 831 vs 863. Not used elsewhere: HDW's reductions do not wait for L2 (48K:
-// 97.5 vs 92.4 us), argmax mostly reads and leaves (12K: 250 vs 244 us), and S = 4 side by side
-// loses blocks to whole clusters per pass (196K: 1428 vs 1342 us). Clusters of 4 or 8 hold only
+// none, both folding with compare-and-swap): RF = 1: 505 208 vs 219 us, 2K 211 vs 229, 6K 218 vs
+// 248, 12K 243 vs 286, 24K 251 vs 310, 48K 285 vs 483; RF = 63: 24K 803 vs 817, 48K 823 vs 830.
+// With block partials (below) the fold is cheap either way and clusters matter less: 6K 224 vs
+// 251 us, 12K-48K within 2%. Not used elsewhere: HDW's reductions do not wait for L2 (48K: 98.6
+// vs 95.8 us), argmax mostly reads and leaves (12K: 226 vs 228.5 us), and S = 4 side by side
+// loses blocks to whole clusters per pass (196K: 1396 vs 1309 us). Clusters of 4 or 8 hold only
 // 120 of the H100's 132 one-block-per-SM blocks (1024 threads, 192 KiB).
 inline constexpr int cluster_blocks_cas = 2;
+// Shared strategy, CAS operators that write on most updates, one pass of a single histogram:
+// blocks (clusters) store their results in rows of partial results and a reduction kernel folds
+// the rows (see hist_options::block_partials), instead of compare-and-swap loops into the
+// destination, each a chain of L2 round trips at the end of the pass. Measured on the H100
+// (soac bench hist, 50M elements, 24-bit saturated add, clusters of 2, partials on vs off): RF = 1:
+// 12K 222 vs 232 us, 24K 225 vs 240, 48K 230 vs 287; up to 6K and at RF = 63 within 1-2% (48K
+// RF = 63: 808 vs 831). Not used elsewhere: HDW loses the second kernel's 8-13 us (48K: 108 vs
+// 95 us), argmax changes within the spread of its runs (24K RF = 63 267 vs 277 us, 2K 262 vs
+// 260).
+inline constexpr bool partials_for_cas = true;
 // Inspector: up to this many groups of H consecutive elements, and at most n / sample_divisor
 // elements in all (at least one group), so sampling stays a few percent of the pass it guides.
 // The inspector waits for its result (a device-to-host copy), so it is kept to a few groups.
