@@ -67,14 +67,24 @@ std::string ratio_text(double r) { return r > 0 ? fixed(r, 2) + "x" : "-"; }
 
 }  // namespace
 
+void warm_up(const context& ctx, const settings& s, const std::function<void()>& body) {
+  constexpr int max_runs = 10000;
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < max_runs; ++r) {
+    const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r >= s.warmup && elapsed_ms >= s.warmup_ms) break;
+    body();
+    ctx.synchronize();
+  }
+}
+
 stats time(const context& ctx, const settings& s, const std::function<void()>& body) {
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(s.runs));
   if (ctx.is_cuda()) {
     ctx.activate();
     event_pair ev;
-    for (int r = 0; r < s.warmup; ++r) body();
-    ctx.synchronize();
+    warm_up(ctx, s, body);
     for (int r = 0; r < s.runs; ++r) {
       SOAC_CUDA_CHECK(cudaEventRecord(ev.start, ctx.stream()));
       body();
@@ -85,7 +95,7 @@ stats time(const context& ctx, const settings& s, const std::function<void()>& b
       samples.push_back(ms);
     }
   } else {
-    for (int r = 0; r < s.warmup; ++r) body();
+    warm_up(ctx, s, body);
     for (int r = 0; r < s.runs; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       body();
@@ -108,6 +118,7 @@ double measure_copy_bandwidth(context& ctx, const settings& s) {
   }
   settings quick = s;
   quick.warmup = std::max(2, s.warmup);
+  quick.warmup_ms = 0;
   quick.runs = std::max(5, std::min(s.runs, 21));
   const stats t = time(ctx, quick, [&] {
     if (ctx.is_cuda()) SOAC_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
@@ -148,6 +159,7 @@ suite::suite(context& ctx, std::string name, settings s)
     : ctx_(ctx), name_(std::move(name)), settings_(s), environment_(environment(ctx)) {
   if (s.runs < 1) throw usage_error("--runs must be at least 1");
   if (s.warmup < 0) throw usage_error("--warmup must not be negative");
+  if (!(s.warmup_ms >= 0)) throw usage_error("--warmup-ms must not be negative");
   progress("measuring copy bandwidth");
   copy_bandwidth_ = measure_copy_bandwidth(ctx, s);
 }
@@ -174,7 +186,8 @@ void suite::measure(std::string variant, role kind, const std::function<void()>&
     settings one = settings_;
     one.runs = 1;
     one.warmup = 0;
-    for (int r = 0; r < settings_.warmup; ++r) { setup(); body(); }
+    one.warmup_ms = 0;
+    warm_up(ctx_, settings_, [&] { setup(); body(); });
     for (int r = 0; r < settings_.runs; ++r) {
       setup();
       ctx_.synchronize();
@@ -195,7 +208,8 @@ void suite::annotate(std::string note) {
 void suite::print(std::ostream& out) const {
   out << name_ << " on " << ctx_.describe() << "\n";
   out << "copy bandwidth (read+write): " << fixed(copy_bandwidth_ / 1e9, 0) << " GB/s; "
-      << settings_.runs << " timed runs after " << settings_.warmup << " warm-up, median shown\n";
+      << settings_.runs << " timed runs after " << settings_.warmup << " warm-up (at least " << settings_.warmup_ms
+      << " ms), median shown\n";
   out << "ratios are time / reference time: below 1.00x is faster than the reference\n";
   for (const auto& c : cases_) {
     std::vector<const variant_result*> baselines;
@@ -236,7 +250,7 @@ nlohmann::json suite::to_json() const {
   nlohmann::json j;
   j["suite"] = name_;
   j["environment"] = environment_;
-  j["settings"] = {{"warmup", settings_.warmup}, {"runs", settings_.runs}};
+  j["settings"] = {{"warmup", settings_.warmup}, {"warmup_ms", settings_.warmup_ms}, {"runs", settings_.runs}};
   j["copy_bandwidth_gbs"] = copy_bandwidth_ / 1e9;
   j["cases"] = nlohmann::json::array();
   for (const auto& c : cases_) {

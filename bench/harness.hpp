@@ -23,6 +23,7 @@ struct settings {
   int warmup = 5;         // untimed runs first (module load, caches, allocator)
   int runs = 31;          // timed runs; median reported
   bool progress = true;   // progress line on stderr
+  double warmup_ms = 20;  // more untimed runs until they took this long (see warm_up)
 };
 
 struct stats {
@@ -33,7 +34,14 @@ struct stats {
 // Median (mean of the middle two for even counts), min and max of samples in ms.
 stats summarize(std::vector<double> samples_ms);
 
-// Times body: CUDA events around each run on ctx.stream() (cuda) or the steady clock (host).
+// Untimed runs of body: at least s.warmup, and more (up to 10000) until they took s.warmup_ms
+// of wall time, the device finishing each. A fixed count is not enough after a long baseline:
+// on the H100, the first soac variant after CUB sort+ReduceByKey (hist, 24-bit saturated add,
+// H = 31) ran at 102 us for its 5 warm-up and 11 timed runs, and at 92 us after 50 warm-up runs.
+void warm_up(const context& ctx, const settings& s, const std::function<void()>& body);
+
+// Times body after warm_up: CUDA events around each run on ctx.stream() (cuda) or the steady
+// clock (host).
 stats time(const context& ctx, const settings& s, const std::function<void()>& body);
 
 // Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written, over a

@@ -198,6 +198,7 @@ int cmd_bench(std::vector<std::string>& args) {
       ("seed", "random seed of the generated inputs", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("runs", "timed runs per variant (median reported)", cxxopts::value<int>()->default_value("31"))
       ("warmup", "untimed runs before timing", cxxopts::value<int>()->default_value("5"))
+      ("warmup-ms", "... and more untimed runs until they took this many ms", cxxopts::value<double>()->default_value("20"))
       ("json", "also write every figure as JSON to FILE", cxxopts::value<std::string>())
       ("no-progress", "no progress lines on stderr");
   const auto r = parse(o, args);
@@ -210,6 +211,7 @@ int cmd_bench(std::vector<std::string>& args) {
   bench::settings s;
   s.runs = r["runs"].as<int>();
   s.warmup = r["warmup"].as<int>();
+  s.warmup_ms = r["warmup-ms"].as<double>();
   s.progress = r.count("no-progress") == 0;
   context ctx = make_context(r);
   bench::suite suite(ctx, a.name(), s);

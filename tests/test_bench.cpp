@@ -21,6 +21,25 @@ TEST(BenchStats, MedianMinMax) {
   EXPECT_EQ(bench::summarize({}).runs, 0);
 }
 
+// Warm-up takes the larger of a run count and a wall time.
+TEST(BenchWarmUp, RunsAtLeastTheCountAndTheTime) {
+  context ctx(backend::host);
+  bench::settings s;
+  s.warmup = 3;
+  s.warmup_ms = 0;
+  int calls = 0;
+  bench::warm_up(ctx, s, [&] { ++calls; });
+  EXPECT_EQ(calls, 3);
+  s.warmup = 1;
+  s.warmup_ms = 30;
+  calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  bench::warm_up(ctx, s, [&] { ++calls; std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
+  EXPECT_GE(calls, 2);  // more than the count: one 5 ms run is not 30 ms
+  EXPECT_LE(calls, 6);  // and it stops once the time is reached (six runs take at least 30 ms)
+}
+
 TEST(BenchSuite, RatiosAgainstBaselineAndFloorInOneRun) {
   context ctx(backend::host);
   bench::settings s;
@@ -58,7 +77,9 @@ TEST(BenchSuite, RejectsBadSettings) {
   s.runs = 0;
   EXPECT_THROW(bench::suite(ctx, "x", s), usage_error);
   s.runs = 1;
-  bench::suite ok(ctx, "x", bench::settings{0, 1, false});
+  s.warmup_ms = -1;
+  EXPECT_THROW(bench::suite(ctx, "x", s), usage_error);
+  bench::suite ok(ctx, "x", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
   EXPECT_THROW(ok.measure("v", bench::role::soac, [] {}), usage_error);  // no case begun
 }
 

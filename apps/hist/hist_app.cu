@@ -248,7 +248,7 @@ class hist_app final : public app {
       buffer<V> h(ctx, std::size_t(s.H));
       const micro_updates<Op> f{d.data(), divisor(s.H, s.rf), u32(s.rf)};
       hist_plan plan;
-      const bench::stats t = bench::time(ctx, bench::settings{1, 1, false}, [&] {
+      const bench::stats t = bench::time(ctx, bench::settings{.warmup = 1, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
         fill_identity<Op>(ctx, h.view());
         plan = hist(ctx, options_for(variant), std::int64_t(input.size()), f, h.view(), Op{});
       });

@@ -89,7 +89,7 @@ class radixsort_app final : public app {
     buffer<value_t> values(ctx, std::span<const value_t>(values_h));
     sort_plan plan;
     // One run, timed: sorting is not idempotent on its input, so no warm-up on the same data.
-    const bench::stats t = bench::time(ctx, bench::settings{0, 1, false}, [&] {
+    const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
       plan = has_values ? radix_sort(ctx, keys.view(), values.view(), options) : radix_sort(ctx, keys.view(), options);
     });
     keys.copy_to(keys_h);

@@ -231,7 +231,7 @@ class scan_app final : public app {
     buffer<std::int64_t> st(ctx, std::span<const std::int64_t>(s_h));
     buffer<value_t> out(ctx, v_h.size());
     std::string plan;
-    const bench::stats t = bench::time(ctx, bench::settings{1, 1, false}, [&] {
+    const bench::stats t = bench::time(ctx, bench::settings{.warmup = 1, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
       plan = run_variant(ctx, variant, n, v.data(), f.data(), st.data(), std::int64_t(s_h.size()), out);
     });
     datasets::bundle_writer res(r.output, "result", name());

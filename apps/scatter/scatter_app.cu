@@ -124,7 +124,7 @@ class scatter_app final : public app {
     std::string plan;
     const auto k = static_cast<std::int64_t>(idx_h.size());
     // Timed with the harness clock (events on cuda) after one warm-up; scatter is idempotent here.
-    const bench::stats t = bench::time(ctx, bench::settings{1, 1, false},
+    const bench::stats t = bench::time(ctx, bench::settings{.warmup = 1, .runs = 1, .progress = false, .warmup_ms = 0},
                                        [&] { plan = launch<I>(ctx, variant, chunk, k, idx.data(), val.data(), dest); });
     dest.copy_to(dest_h);
 

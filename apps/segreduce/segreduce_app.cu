@@ -285,7 +285,7 @@ std::pair<std::vector<typename Op::value_type>, std::string> run_op(context& ctx
   using T = typename Op::value_type;
   buffer<T> out(ctx, static_cast<std::size_t>(m));
   segreduce_plan plan;
-  const bench::stats t = bench::time(ctx, bench::settings{1, 1, false}, [&] {
+  const bench::stats t = bench::time(ctx, bench::settings{.warmup = 1, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
     plan = segreduce(ctx, m, n, f, out.view(), Op{}, segreduce_options{strategy, 0});
   });
   ms = t.median_ms;
