@@ -36,7 +36,8 @@ constexpr int hist_items() {
 // call takes part (out-of-range lanes under a key no bin has).
 template <bool Combine, class Op, class V>
 __device__ __forceinline__ bool lead_update(std::int64_t b, std::int64_t off, std::int64_t limit, V& v) {
-  const bool in = b >= off && b - off < limit;
+  // One unsigned comparison: bins below off wrap around to values far above any limit.
+  const bool in = std::uint64_t(b) - std::uint64_t(off) < std::uint64_t(limit);
   if constexpr (Combine) {
     const unsigned mask = __activemask();
     const unsigned key = in ? unsigned(b - off) : ~0u;
@@ -606,7 +607,9 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
 template <atomic_kind K, class Op, update_mode Mode, class F>
 void hist_global_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
   using V = typename Op::value_type;
-  constexpr int items = hist_items<F>();
+  constexpr bool tolerant = model_contention_tolerance<Op>(K) > 0;
+  constexpr int items =
+      hist_items<F, tolerant ? hist_tuning::global_items_per_thread_tolerant : hist_tuning::items_per_thread>();
   auto kernel = hist_global_kernel<K, items, Op, Mode, F>;
   plan.items_per_thread = items;
   plan.warp_combine = Mode == update_mode::combined;

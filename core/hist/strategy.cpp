@@ -271,7 +271,8 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   plan.n = n;
   plan.bins = H;
   plan.block_threads = t::global_block;
-  plan.items_per_thread = t::items_per_thread;
+  // u_given > 0: a contention-tolerant CAS operator (see model_contention_tolerance).
+  plan.items_per_thread = u_given > 0 && kind == atomic_kind::cas ? t::global_items_per_thread_tolerant : t::items_per_thread;
   plan.race_factor = rf;
   const double T = double(std::int64_t(p.sm_count) * p.max_threads_per_sm);
   const double Hs = double(std::max<std::int64_t>(H, 1));
