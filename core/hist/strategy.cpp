@@ -98,19 +98,24 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
   check_hist_options(o);
 }
 
+// The shared plans whose block results are costly to fold with atomics: one pass of CAS updates
+// that write (not a contention-tolerant operator) from shared copies (not thread-private ones).
+// Clusters and block partials are for these.
+bool one_pass_cas_that_writes(const hist_plan& plan, bool tolerant) {
+  return plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private && plan.passes == 1;
+}
+
 // Blocks per cluster for a shared plan (the launch falls back to 1 where the grid or the device
 // cannot hold them); see hist_tuning::cluster_blocks_cas.
 int shared_cluster(const device_properties& p, const hist_options& o, const hist_plan& plan, bool tolerant) {
   if (o.cluster > 0) return o.cluster;
-  const bool cas_writes = plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private;
-  return p.compute_major >= 9 && cas_writes && plan.passes == 1 ? hist_tuning::cluster_blocks_cas : 1;
+  return p.compute_major >= 9 && one_pass_cas_that_writes(plan, tolerant) ? hist_tuning::cluster_blocks_cas : 1;
 }
 
 // Whether a shared plan folds through block partials; see hist_tuning::partials_for_cas.
 bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
   if (o.block_partials != hist_toggle::automatic) return o.block_partials == hist_toggle::on;
-  const bool cas_writes = plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private;
-  return hist_tuning::partials_for_cas && cas_writes && plan.passes == 1;
+  return hist_tuning::partials_for_cas && one_pass_cas_that_writes(plan, tolerant);
 }
 
 bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
