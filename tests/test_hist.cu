@@ -388,7 +388,7 @@ TEST_P(Hist, BadOptionsAreUsageErrors) {
 // pass just as well if every launch fell back to single blocks).
 TEST_P(Hist, ClustersRunWhereTheDeviceHasThem) {
   if (!ctx().is_cuda() || ctx().props().compute_major < 9) GTEST_SKIP() << "needs a GPU with thread-block clusters";
-  const std::int64_t H = 5000, n = 400'000;
+  const std::int64_t H = 5000, n = 50'000;  // a grid of fewer blocks than one wave
   const auto bins = random_bins(n, 0, H - 1, 91);
   const auto values = random_values<std::uint32_t>(n, 92, 0, 1 << 20);
   std::vector<std::uint32_t> expected(std::size_t(H), 0);
@@ -519,12 +519,13 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 786432, 4, atomic_kind::hdw, {}, {}).strategy, hist_strategy::global);
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
-  EXPECT_EQ(choose(49152, atomic_kind::cas, 4), hist_strategy::shared);   // S = 4, the paper's CAS limit
-  EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8
-  // On an H100: saturated add at 196K (S = 4) stays shared, 393K (S = 7) does not; arg_max, whose
+  EXPECT_EQ(choose(49152, atomic_kind::cas, 4), hist_strategy::shared);   // S = 4
+  EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8, above the H100 re-fit's 7
+  // On an H100: saturated add at 393K (S = 7) stays shared, 786K (S = 14) does not; arg_max, whose
   // tolerance makes global M = 1 cheap, leaves shared memory at S = 2.
   EXPECT_EQ(plan_hist(h100, N50M, 196608, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
-  EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
+  EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
+  EXPECT_EQ(plan_hist(h100, N50M, 786432, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
   const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
   EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 49152, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::global);
@@ -628,7 +629,9 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   const auto g = plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }, u);
   EXPECT_EQ(g.strategy, hist_strategy::global);
   EXPECT_EQ(g.multi, 1);
-  EXPECT_GT(plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }).multi, 1);
+  const auto writes = plan_hist(p, N50M, 786432, 8, atomic_kind::cas, {}, [] { return 1.0; });
+  EXPECT_EQ(writes.strategy, hist_strategy::global);
+  EXPECT_GT(writes.multi, 1);
   // One sub-histogram whatever RF is, so the inspector is not even run.
   bool inspected = false;
   const auto a = plan_hist(p, N50M, 49152, 8, atomic_kind::cas, {}, [&] { inspected = true; return 63.0; }, u);
@@ -637,19 +640,22 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   EXPECT_FALSE(inspected);
 }
 
-TEST(HistModel, CasTakesOneBlockPerSmForMoreCopies) {
+TEST(HistModel, CasFollowsFootnote7) {
+  // Two blocks per SM with half the shared memory each, one block only where one copy does not fit
+  // half of it (see plan_hist_shared).
   const device_properties p = h100();
   const auto cas = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::cas, {});
-  EXPECT_EQ(cas.multi, 9);           // all of one SM's shared memory, not M = 4 on two blocks
-  EXPECT_EQ(cas.grid, p.sm_count);   // one block per SM
-  const auto hdw = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::hdw, {});
-  EXPECT_EQ(hdw.grid, 2 * p.sm_count);  // hardware atomics keep two blocks per SM
-  // Every copy that fits one SM, contiguous: H = 505 takes M = 115, not 2 blocks of 57 rounded
-  // down to 32 interleaved ones.
+  EXPECT_EQ(cas.multi, 4);
+  EXPECT_EQ(cas.grid, 2 * p.sm_count);
+  // Every copy that fits, contiguous: H = 505 takes M = 57, not rounded down to 32 interleaved ones.
   const auto many = plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, {});
-  EXPECT_EQ(many.grid, p.sm_count);
-  EXPECT_EQ(many.multi, 115);
-  EXPECT_EQ(many.model_multi, 115);
+  EXPECT_EQ(many.grid, 2 * p.sm_count);
+  EXPECT_EQ(many.multi, 57);
+  EXPECT_EQ(many.model_multi, 57);
+  const auto alone = plan_hist_shared(p, N50M, 49152, 4, atomic_kind::cas, {});
+  EXPECT_EQ(alone.grid, p.sm_count);
+  EXPECT_EQ(alone.multi, 1);
+  EXPECT_EQ(alone.passes, 1);
   // Locks keep the interleaved layout: M rounded down to a multiple of 32.
   EXPECT_EQ(plan_hist_shared(p, N50M, 127, 12, atomic_kind::xcg, {}).multi, 64);  // 75 fit
 }
@@ -661,7 +667,7 @@ TEST(HistModel, TolerantOperatorsTakeOneSharedCopyPerBlock) {
   const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
   hist_options atomics;
   atomics.thread_private = hist_toggle::off;
-  for (std::int64_t H : {505, 2048, 12288}) {
+  for (std::int64_t H : {505, 2048, 6144}) {
     const auto a = plan_hist_shared(p, N50M, H, 8, atomic_kind::cas, atomics, u);
     EXPECT_EQ(a.multi, 1) << "H=" << H;
     EXPECT_EQ(a.passes, 1) << "H=" << H;
@@ -692,6 +698,10 @@ TEST(HistModel, ThreadPrivateCopiesWhereEnoughThreadsFit) {
   EXPECT_EQ(mid.items_per_thread, hist_tuning::private_items_per_thread);
   EXPECT_TRUE(plan_hist_shared(p, N50M, 31, 8, atomic_kind::cas, {}).thread_private);   // argmax
   EXPECT_TRUE(plan_hist_shared(p, N50M, 127, 8, atomic_kind::cas, {}).thread_private);  // 224 threads
+  // A contention-tolerant operator (arg_max) needs more threads (private_min_threads_tolerant).
+  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 31, 8, atomic_kind::cas, {}, u_argmax).thread_private);    // 928
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 127, 8, atomic_kind::cas, {}, u_argmax).thread_private);  // 224
   // Too few threads would remain (96 per SM), and hardware atomics keep their shared copies...
   EXPECT_FALSE(plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, {}).thread_private);
   EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::hdw, {}).thread_private);

@@ -223,9 +223,10 @@ __device__ __forceinline__ void fold_range(typename Op::value_type* out, int* ou
   }
 }
 
-// Whether shared kernels of update mode Mode have a version with the cluster and block-partial
-// folds: the atomic mode's (the only one the model uses them for; see merge_block for what that
-// code costs, and for the compile time of one more kernel per operator and functor).
+// Whether shared kernels of update mode Mode fold through clusters (in a version of their own)
+// and block partials: the atomic mode's (the only one the model uses them for; see merge_block for
+// what the cluster code costs, and for the compile time of one more kernel per operator and
+// functor).
 template <update_mode Mode>
 inline constexpr bool hist_fold_variants = Mode == update_mode::atomic;
 
@@ -244,13 +245,13 @@ __device__ __forceinline__ std::int64_t combine_copies_in_place(typename Op::val
 // FoldVariants, a block in a cluster of C blocks (all on the same pass of the same histogram)
 // folds slice `rank` of the bins over all C blocks' shared memory (distributed shared memory), so
 // the destination takes one update per cluster; the last barrier keeps every block's shared memory
-// alive until the others have read it. With FoldVariants and a `partial` row, the block (or
-// cluster) stores its result there instead, for hist_rows_kernel to fold. turn / turns: this
-// block's (or cluster's) place among those folding the same bins (see fold_range).
+// alive until the others have read it. With a `partial` row, the block (or cluster) stores its
+// result there instead, for hist_rows_kernel to fold. turn / turns: this block's (or cluster's)
+// place among those folding the same bins (see fold_range).
 // The cluster code costs registers even where it does not run (ptxas, sm_90: 32 -> 44-64 per
 // thread for 1024-thread blocks, which then no longer fit twice on an SM), so only the kernels
-// launched in clusters or with partials have it (FoldVariants), and its loop over ranks stays
-// rolled.
+// launched in clusters have it (FoldVariants), and its loop over ranks stays rolled. The partial
+// rows cost none: every kernel of the atomic mode has them.
 template <atomic_kind K, class Op, bool FoldVariants>
 __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::int64_t limit, int M, int chunk,
                                             typename Op::value_type* out, int* out_locks, int cluster, std::int64_t turn,
@@ -283,7 +284,7 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
 #endif
     return acc;
   };
-  if (FoldVariants && partial) {
+  if (partial) {
     for (std::int64_t b = lo + threadIdx.x; b < hi; b += blockDim.x) partial[b] = result(b);
   } else {
     fold_range<K, Op>(out, out_locks, lo, hi, turn, turns, result);
@@ -301,8 +302,8 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
 // seg_len = n for a single histogram. Mode exclusive: M = blockDim.x, every thread owns a copy.
 // MaxBlock bounds the block size the kernel is compiled for (and so its registers: 64 per thread
 // at 1024 threads, which the 32 results of a thread-private tile would overflow into local memory).
-// partials: null, or (one pass of a single histogram, FoldVariants) rows of H bins, one per
-// cluster, for the block results (see merge_block).
+// partials: null, or (one pass of a single histogram) rows of H bins, one per block or cluster,
+// for the block results (see merge_block).
 template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
           bool FoldVariants = false>
 __global__ void __launch_bounds__(MaxBlock)
@@ -524,6 +525,15 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
         return hist_shared_run<K, hist_items<F, hist_tuning::private_items_per_thread>(), Op, Mode, F,
                                hist_tuning::private_items_max_block>(ctx, plan, seg_len, batches, f, histo, H, bytes);
     }
+    if constexpr (K == atomic_kind::cas && Mode == update_mode::atomic) {
+      // See hist_tuning::shared_items_cas: whether another block's shared memory fits the SM.
+      const bool alone = 2 * (bytes + hist_tuning::shared_reserved_per_block) > ctx.props().shared_per_sm;
+      if (alone)
+        return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas_alone>(), Op, Mode>(ctx, plan, seg_len, batches,
+                                                                                                f, histo, H, bytes);
+      return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas>(), Op, Mode>(ctx, plan, seg_len, batches, f,
+                                                                                        histo, H, bytes);
+    }
     hist_shared_run<K, hist_items<F>(), Op, Mode>(ctx, plan, seg_len, batches, f, histo, H, bytes);
   });
 }
@@ -555,24 +565,23 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
     plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div(resident, batches));
     if (plan.blocks_per_histogram * batches > max_grid_x) throw usage_error("hist: too many batched histograms for one grid");
   }
-  // The kernel version with the other folds (see merge_block), where it keeps the blocks per SM.
-  // Clusters need whole clusters per histogram and pass, and every cluster of the grid (up to a
-  // full wave) resident at once: a shape the GPCs cannot hold would leave SMs idle or run a second
-  // wave. Block partials need one pass of a single histogram.
+  // Block partials need one pass of a single histogram. Clusters need the kernel version with the
+  // cluster fold (see merge_block) where it keeps the blocks per SM, whole clusters per histogram
+  // and pass, and every cluster of the grid (up to a full wave) resident at once: a shape the GPCs
+  // cannot hold would leave SMs idle or run a second wave.
   int cluster = 1;
   bool partials = false;
   if constexpr (hist_fold_variants<Mode>) {
+    partials = plan.block_partials && batches == 1 && group == 1;
     const int c = plan.cluster;
     const bool whole = batches == 1 ? parts >= c : plan.blocks_per_histogram % c == 0;
-    const bool want_partials = plan.block_partials && batches == 1 && group == 1;
     auto variants = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;
-    if (((c > 1 && whole) || want_partials) && resident_blocks(variants, plan.block_threads, bytes, "hist") >= per_sm) {
+    if (c > 1 && whole && resident_blocks(variants, plan.block_threads, bytes, "hist") >= per_sm) {
       const std::int64_t grid = batches == 1 ? group * (parts - parts % c) : plan.blocks_per_histogram * batches;
-      if (c > 1 && whole &&
-          std::int64_t(resident_clusters(variants, plan.block_threads, bytes, c)) * c >= std::min(grid, resident))
+      if (std::int64_t(resident_clusters(variants, plan.block_threads, bytes, c)) * c >= std::min(grid, resident)) {
         cluster = c;
-      partials = want_partials;
-      if (cluster > 1 || partials) kernel = variants;
+        kernel = variants;
+      }
     }
   }
   plan.grid = batches == 1 ? group * (parts - parts % cluster) : plan.blocks_per_histogram * batches;

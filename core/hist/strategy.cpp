@@ -208,20 +208,13 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   } else {
     s = model(L_k, k);
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
-    // run one block per SM with all of it.
+    // run one block per SM with all of it. This holds for CAS too, with block partials and one
+    // element per step (hist_tuning::shared_items_cas): measured on the H100 (24-bit saturated
+    // add, 50M elements), two blocks vs one block per SM with twice the copies: RF = 1 505 141 vs
+    // 188 us, 2K 144 vs 196, 24K 154 vs 202; RF = 63 6K 242 vs 310, 24K 246 vs 317, but 505 303 vs
+    // 288. (Folding every block into the destination with compare-and-swap loops, two blocks per
+    // SM had measured 2x slower.)
     if (s.S > 1 && k > 1) s = model(L_1, 1);
-    // Footnote 7 prefers k blocks per SM with L/k shared memory each. CAS updates slow down with
-    // the threads sharing a copy (B / M), not with the bins (a retried compare-and-swap stalls its
-    // whole warp), so CAS runs one block per SM with all of L and about twice the copies, and
-    // keeps every copy that fits in the contiguous layout (M is not rounded down for the
-    // interleaved one, below). Measured on the H100 (24-bit saturated add, RF = 1, 50M elements,
-    // shared kernel alone): H = 505 one block M = 115 contiguous 207 us, M = 96 interleaved
-    // 243 us, two blocks M = 57 404 us (M = 32 interleaved 359 us); H = 2K one block M = 28
-    // 217 us, two blocks M = 14 424 us; H = 6K M = 9 229 us vs M = 4 447 us.
-    if (kind == atomic_kind::cas && k > 1 && s.S == 1) {
-      const shape one = model(L_1, 1);
-      if (one.S == 1 && one.M > s.M) s = one;
-    }
   }
   const bool modelled = o.multi <= 0 && o.passes <= 0;
   // Thread-private copies: forced, or (model only) for CAS and locks when enough threads stay.
@@ -233,7 +226,8 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     if (forced && ps.block == 0)
       throw usage_error("hist: thread-private sub-histograms: " + std::to_string(hist_tuning::warp_size) + " copies of " +
                         std::to_string(Hs) + " bins do not fit shared memory");
-    if (ps.block > 0 && (forced || ps.threads_per_sm() >= hist_tuning::private_min_threads)) {
+    const int min_threads = tolerant ? hist_tuning::private_min_threads_tolerant : hist_tuning::private_min_threads;
+    if (ps.block > 0 && (forced || ps.threads_per_sm() >= min_threads)) {
       plan.thread_private = true;
       plan.block_threads = plan.multi = plan.model_multi = ps.block;
       plan.passes = 1;

@@ -97,6 +97,16 @@ inline constexpr int items_per_thread = 8;
 // are mostly one L2 read each, and two per thread measured 6-10% faster than eight on the H100
 // (argmax, 50M elements, every H; 24-bit saturated add, which writes, lost 8% at RF = 63).
 inline constexpr int global_items_per_thread_tolerant = 2;
+// Shared strategy, plain CAS updates: elements per thread per tile, for blocks that share their SM
+// with another block and for a block alone on its SM. Loads in flight make more compare-and-swaps
+// meet on contended bins, where they fail and retry, so two blocks per SM (64 warps, enough to
+// hide the loads) take one element per step. Measured on the H100 (24-bit saturated add, 50M
+// elements, 1 / 2 / 8 elements): two blocks per SM RF = 1 505 155 / 141 / 174 us, 24K 169 / 156 /
+// 190; RF = 63 505 304 / 508 / 779, 24K 249 / 427 / 773; argmax RF = 1 505 158 / 199 / 209; one
+// block per SM (48K) RF = 1 265 / 206 / 228, RF = 63 321 / 391 / 768, argmax 24K RF = 1 260 / 273 /
+// 238.
+inline constexpr int shared_items_cas = 1;
+inline constexpr int shared_items_cas_alone = 2;
 // CUDA reserves 1 KiB of shared memory per resident block (sm_80 and later).
 inline constexpr std::size_t shared_reserved_per_block = 1024;
 // Eq. 4: k_RF, fitted by the paper.
@@ -153,6 +163,10 @@ inline constexpr bool warp_combine_default = false;
 // threads (sat-add H = 505) 450 vs 375 us at RF = 1 (372 vs 1271 us at RF = 63: shared RF is not
 // inspected), and argmax H = 505 (32 threads) 1132 vs 262 us.
 inline constexpr int private_min_threads = 192;
+// The same for contention-tolerant operators (arg_max), whose shared atomics mostly read: since
+// shared CAS takes one element per step (shared_items_cas), argmax H = 127 (224 threads) takes
+// 192 us private vs 156 us with one shared copy per block, H = 31 (928 threads) 105 vs 155 us.
+inline constexpr int private_min_threads_tolerant = 512;
 // Elements per thread for thread-private blocks of at most private_items_max_block threads when
 // fewer than private_many_threads share an SM (the ordinary 8 otherwise), so the SM keeps ~8K
 // loads in flight. Those kernels are compiled for blocks of that size, which leaves a thread the
@@ -165,14 +179,15 @@ inline constexpr int private_many_threads = 1024;
 // - HDW: with the passes side by side (see hist_shared_run) a pass costs ~70 us while global-
 //   memory HDW is bound by L2 atomics at ~600 us for every H >= 12K and every M, so S = 7
 //   (H = 393K: 487-493 us vs 592-612 us global) wins and S = 28 (1.5M: 1915 us) loses.
-// - CAS, operators that write on most updates (saturated add): the paper's 4. With the passes
-//   side by side, S = 4 M = 1 beats global memory (sat-add 196K: 1398 vs 1615 us at RF = 1, 1957
-//   vs 2103 us at RF = 63) and S = 7 loses (393K: 2553 vs 1619 us).
+// - CAS, operators that write on most updates (saturated add): 7. With the passes side by side
+//   and one element per step (shared_items_cas), S = 7 M = 1 beats global memory at RF = 1
+//   (sat-add 393K: 1312 vs 1612 us) and is 3% behind at RF = 63 (2190 vs 2117 us); S = 14 loses
+//   (786K: 2325 vs 1623 us). (With eight elements per step S = 7 had lost: 2553 vs 1619 us.)
 // - CAS, contention-tolerant operators (arg_max, see plan_hist_shared): 1. Their global updates
 //   mostly read and leave, so global M = 1 is cheap: argmax 48K S = 2 818 us vs global 477 us.
 // - XCG (locks): S = 2-3 in shared took 6.7-12 ms, global 4.9-9 ms: 1.
 inline constexpr int max_shared_passes_hdw = 8;
-inline constexpr int max_shared_passes_cas = 4;
+inline constexpr int max_shared_passes_cas = 7;
 inline constexpr int max_shared_passes_cas_tolerant = 1;
 inline constexpr int max_shared_passes_xcg = 1;
 // Shared strategy on sm_90 and later: blocks per thread-block cluster (see hist_options::cluster)
