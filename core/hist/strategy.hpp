@@ -201,7 +201,9 @@ inline constexpr int max_shared_passes_xcg = 1;
 // 251 us, 12K-48K within 2%. Not used elsewhere: HDW's reductions do not wait for L2 (48K: 98.6
 // vs 95.8 us), argmax mostly reads and leaves (12K: 226 vs 228.5 us), and S = 4 side by side
 // loses blocks to whole clusters per pass (196K: 1396 vs 1309 us). Clusters of 4 or 8 hold only
-// 120 of the H100's 132 one-block-per-SM blocks (1024 threads, 192 KiB).
+// 120 of the H100's 132 one-block-per-SM blocks (1024 threads, 192 KiB). With two blocks per SM
+// and one element per step (shared_items_cas) clusters of 2 gain 2-3% (RF = 1 505 155 vs 158 us,
+// 12K 166 vs 171).
 inline constexpr int cluster_blocks_cas = 2;
 // Shared strategy, CAS operators that write on most updates, one pass of a single histogram:
 // blocks (clusters) store their results in rows of partial results and a reduction kernel folds
@@ -211,7 +213,8 @@ inline constexpr int cluster_blocks_cas = 2;
 // 12K 222 vs 232 us, 24K 225 vs 240, 48K 230 vs 287; up to 6K and at RF = 63 within 1-2% (48K
 // RF = 63: 808 vs 831). Not used elsewhere: HDW loses the second kernel's 8-13 us (48K: 108 vs
 // 95 us), argmax changes within the spread of its runs (24K RF = 63 267 vs 277 us, 2K 262 vs
-// 260).
+// 260). With two blocks per SM (264 blocks folding each bin) the compare-and-swap fold costs far
+// more: one element per step, RF = 1, partials on vs off: 505 155 vs 511 us, 24K 169 vs 1037.
 inline constexpr bool partials_for_cas = true;
 // Inspector: up to this many groups of H consecutive elements, and at most n / sample_divisor
 // elements in all (at least one group), so sampling stays a few percent of the pass it guides.
