@@ -652,10 +652,13 @@ TEST(HistModel, CasFollowsFootnote7) {
   EXPECT_EQ(many.grid, 2 * p.sm_count);
   EXPECT_EQ(many.multi, 57);
   EXPECT_EQ(many.model_multi, 57);
+  EXPECT_EQ(many.items_per_thread, hist_tuning::shared_items_cas);
   const auto alone = plan_hist_shared(p, N50M, 49152, 4, atomic_kind::cas, {});
   EXPECT_EQ(alone.grid, p.sm_count);
   EXPECT_EQ(alone.multi, 1);
   EXPECT_EQ(alone.passes, 1);
+  EXPECT_EQ(alone.items_per_thread, hist_tuning::shared_items_cas_alone);
+  EXPECT_EQ(plan_hist_shared(p, N50M, 6144, 4, atomic_kind::hdw, {}).items_per_thread, hist_tuning::items_per_thread);
   // Locks keep the interleaved layout: M rounded down to a multiple of 32.
   EXPECT_EQ(plan_hist_shared(p, N50M, 127, 12, atomic_kind::xcg, {}).multi, 64);  // 75 fit
 }

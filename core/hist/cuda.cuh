@@ -526,9 +526,8 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
                                hist_tuning::private_items_max_block>(ctx, plan, seg_len, batches, f, histo, H, bytes);
     }
     if constexpr (K == atomic_kind::cas && Mode == update_mode::atomic) {
-      // See hist_tuning::shared_items_cas: whether another block's shared memory fits the SM.
-      const bool alone = 2 * (bytes + hist_tuning::shared_reserved_per_block) > ctx.props().shared_per_sm;
-      if (alone)
+      // The plan's elements per step (see hist_tuning::shared_items_cas).
+      if (plan.items_per_thread == hist_tuning::shared_items_cas_alone)
         return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas_alone>(), Op, Mode>(ctx, plan, seg_len, batches,
                                                                                                 f, histo, H, bytes);
       return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas>(), Op, Mode>(ctx, plan, seg_len, batches, f,

@@ -250,6 +250,10 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.multi = round ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
   plan.warp_combine = wants_warp_combine(kind, o);
+  // Plain CAS updates: fewer elements per step (hist_tuning::shared_items_cas); warp-combined
+  // ones keep the default.
+  if (kind == atomic_kind::cas && !plan.warp_combine)
+    plan.items_per_thread = s.per_sm > 1 ? hist_tuning::shared_items_cas : hist_tuning::shared_items_cas_alone;
   plan.chunk = s.chunk;
   plan.coop = ceil_div64(B, plan.multi);
   plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
