@@ -1,5 +1,7 @@
 // soac::hist on both backends against the sequential reference in validate/hist.hpp, plus the
 // (M,S) models against the paper's Table I (host only: pure arithmetic on device properties).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -209,6 +211,17 @@ TEST_P(Hist, CasOperators) {
     check_all<maximum<float>>(ctx(), bins, random_values<float>(n, 43, -100000, 100000),
                               std::vector<float>(std::size_t(H), maximum<float>::identity()), exact<float>);
   }
+}
+
+TEST_P(Hist, CasBlocksSampleTheirOwnElements) {
+  // Shared CAS blocks pick their elements per step from a sample of their own part: blocks over the
+  // first half (one hot bin) take contended steps, blocks over the second half (uniform over 4000
+  // bins) wide ones; both halves must land.
+  const std::int64_t n = 400'000, H = 4000;
+  auto bins = random_bins(n, 0, H - 1, 77);
+  std::fill(bins.begin(), bins.begin() + n / 2, 1234);
+  check_all<saturating_plus<std::uint32_t, 24>>(ctx(), bins, random_values<std::uint32_t>(n, 78, 0, 300),
+                                                std::vector<std::uint32_t>(std::size_t(H), 0), exact<std::uint32_t>);
 }
 
 bool operator==(const indexed<std::uint32_t>& a, const indexed<std::uint32_t>& b) {
@@ -538,22 +551,17 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(g.race_factor, 63.0);
 }
 
-// Clusters of 2 for one-pass CAS plans of operators that write (see hist_tuning::cluster_blocks_cas).
-TEST(HistModel, ClustersForOnePassCasThatWrites) {
-  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
-  const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, double u = 0, hist_options o = {}) {
-    return plan_hist_shared(h100(), N50M, H, el, k, o, u);
+// The model runs no clusters (see hist_tuning::cluster_note); forced ones are kept in the plan.
+TEST(HistModel, ClustersOnlyWhenForced) {
+  const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, hist_options o = {}) {
+    return plan_hist_shared(h100(), N50M, H, el, k, o);
   };
-  EXPECT_EQ(h100_plan(49152, atomic_kind::cas, 4).cluster, 2);
-  EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 4).cluster, 2);
-  EXPECT_EQ(h100_plan(196608, atomic_kind::cas, 4).cluster, 1);  // S = 4
-  EXPECT_EQ(h100_plan(31, atomic_kind::cas, 4).cluster, 1);      // thread-private
-  EXPECT_EQ(h100_plan(12288, atomic_kind::cas, 8, u_argmax).cluster, 1);
+  for (std::int64_t H : {2048, 49152, 196608}) EXPECT_EQ(h100_plan(H, atomic_kind::cas, 4).cluster, 1);
   EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4).cluster, 1);
-  EXPECT_EQ(plan_hist_shared(rtx2080ti(), N50M, 2048, 4, atomic_kind::cas, {}).cluster, 1);  // no clusters before sm_90
   hist_options four;
   four.cluster = 4;
-  EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4, 0, four).cluster, 4);
+  EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4, four).cluster, 4);
+  EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 4, four).cluster, 4);
 }
 
 // Block partials for the same plans (see hist_tuning::partials_for_cas), on any device.
@@ -640,6 +648,24 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   EXPECT_FALSE(inspected);
 }
 
+TEST(HistModel, CasSampleTakesWideStepsWhereFewThreadsShareABin) {
+  // A block of 1024 threads sharing one copy (C = 1024): 1024 uniform samples of 24K bins meet
+  // ~1000 distinct bins (wide), of 390 bins in use (24K at RF = 63) ~360 (contended).
+  EXPECT_TRUE(cas_sample_wide(1024, 1003, 1024));
+  EXPECT_FALSE(cas_sample_wide(1024, 361, 1024));
+  // C = 18 (H = 505, M = 57): 439 distinct of 505 bins (RF = 1) vs 8 (RF = 63).
+  EXPECT_TRUE(cas_sample_wide(1024, 439, 18));
+  EXPECT_FALSE(cas_sample_wide(1024, 8, 18));
+  // The bar for C sharers is cas_wide_bins_per_sharer * C bins in use: at exactly its expected
+  // distinct count, contended; one more, wide.
+  const double bar = hist_tuning::cas_wide_bins_per_sharer * 100;
+  const int expected = int(std::floor(bar * (1 - std::exp(-512.0 / bar))));
+  EXPECT_FALSE(cas_sample_wide(512, expected, 100));
+  EXPECT_TRUE(cas_sample_wide(512, expected + 1, 100));
+  // Nothing in range says nothing: contended.
+  EXPECT_FALSE(cas_sample_wide(0, 0, 1));
+}
+
 TEST(HistModel, CasFollowsFootnote7) {
   // Two blocks per SM with half the shared memory each, one block only where one copy does not fit
   // half of it (see plan_hist_shared).
@@ -652,12 +678,18 @@ TEST(HistModel, CasFollowsFootnote7) {
   EXPECT_EQ(many.grid, 2 * p.sm_count);
   EXPECT_EQ(many.multi, 57);
   EXPECT_EQ(many.model_multi, 57);
-  EXPECT_EQ(many.items_per_thread, hist_tuning::shared_items_cas);
+  EXPECT_EQ(many.items_per_thread, hist_tuning::shared_items_cas_contended);
+  EXPECT_EQ(many.items_wide, hist_tuning::shared_items_cas_wide);
   const auto alone = plan_hist_shared(p, N50M, 49152, 4, atomic_kind::cas, {});
   EXPECT_EQ(alone.grid, p.sm_count);
   EXPECT_EQ(alone.multi, 1);
   EXPECT_EQ(alone.passes, 1);
-  EXPECT_EQ(alone.items_per_thread, hist_tuning::shared_items_cas_alone);
+  EXPECT_EQ(alone.items_per_thread, hist_tuning::shared_items_cas_contended);
+  EXPECT_EQ(alone.items_wide, hist_tuning::shared_items_cas_wide);
+  // Contention-tolerant operators (arg_max, u = 1e9 here) take fixed steps by blocks per SM.
+  const auto tolerant_many = plan_hist_shared(p, N50M, 505, 8, atomic_kind::cas, {}, 1e9);
+  EXPECT_EQ(tolerant_many.items_per_thread, hist_tuning::shared_items_cas_contended);
+  EXPECT_EQ(tolerant_many.items_wide, 0);
   EXPECT_EQ(plan_hist_shared(p, N50M, 6144, 4, atomic_kind::hdw, {}).items_per_thread, hist_tuning::items_per_thread);
   // Locks keep the interleaved layout: M rounded down to a multiple of 32.
   EXPECT_EQ(plan_hist_shared(p, N50M, 127, 12, atomic_kind::xcg, {}).multi, 64);  // 75 fit

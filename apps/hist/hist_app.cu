@@ -463,7 +463,7 @@ class hist_app final : public app {
     if (is_xcg && s.lock) soac_variant("soac auto, lock (XCG)", options_for("lock"));
     if (H <= cluster_sweep_max) {
       // Clusters of 2 blocks folding through distributed shared memory (see
-      // hist_tuning::cluster_blocks_cas), forced both ways.
+      // hist_tuning::cluster_note), forced both ways.
       for (int c : {1, 2}) {
         hist_options o;
         o.cluster = c;

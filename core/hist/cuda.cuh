@@ -118,18 +118,26 @@ __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value
   else apply_updates<K, Op, Mode>(t, sub, locks, off, limit, stride);
 }
 
-// Evaluates f over part `part` of `parts` balanced, contiguous parts of [begin, end) (whole
-// tiles would leave up to one tile per block of imbalance). Within a tile of B * Items elements,
-// all Items loads are issued before any update, so each thread keeps Items loads in flight;
-// `apply` receives the tile's results as an array, and single results for the tail.
+// Part `part` of `parts` balanced, contiguous parts of [begin, end) (whole tiles would leave up to
+// one tile per block of imbalance). Parts start at multiples of 32 elements so warps' loads stay
+// aligned.
+struct part_range {
+  std::int64_t lo, hi;
+};
+__device__ __forceinline__ part_range part_of(std::int64_t begin, std::int64_t end, std::int64_t part, std::int64_t parts) {
+  const std::int64_t len = end - begin;
+  const std::int64_t per = ((len + parts - 1) / parts + 31) & ~std::int64_t{31};
+  return {begin + std::min(len, part * per), begin + std::min(len, (part + 1) * per)};
+}
+
+// Evaluates f over part `part` of `parts` of [begin, end) (see part_of). Within a tile of B * Items
+// elements, all Items loads are issued before any update, so each thread keeps Items loads in
+// flight; `apply` receives the tile's results as an array, and single results for the tail.
 template <int Items, class F, class Apply>
 __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, std::int64_t part, std::int64_t parts,
                                          F& f, Apply&& apply) {
   using R = decltype(f(std::int64_t{0}));
-  const std::int64_t len = end - begin;
-  // Parts start at multiples of 32 elements so warps' loads stay aligned.
-  const std::int64_t per = ((len + parts - 1) / parts + 31) & ~std::int64_t{31};
-  const std::int64_t lo = begin + std::min(len, part * per), hi = begin + std::min(len, (part + 1) * per);
+  const auto [lo, hi] = part_of(begin, end, part, parts);
   const std::int64_t step = blockDim.x;
   std::int64_t i = lo + threadIdx.x;
   for (; i + (Items - 1) * step < hi; i += Items * step) {
@@ -139,6 +147,32 @@ __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, s
     apply(r);  // the whole tile at once (see the array overload of apply_updates)
   }
   for (; i < hi; i += step) apply(f(i));
+}
+
+// The sample behind a shared CAS block's elements per step (cas_sample_wide): each thread
+// evaluates the first element of the block's part [lo, hi), and the block counts the in-range
+// ones and the distinct bins among them, marked in a bitmap of `limit` bits laid over the shared
+// memory before the sub-histograms are initialised. The same answer in every thread.
+template <class F>
+__device__ __forceinline__ bool sample_wide_steps(F& f, part_range part, std::int64_t off, std::int64_t limit,
+                                                  unsigned int* bitmap, int sharers) {
+  using U = updates_of<decltype(f(std::int64_t{0}))>;
+  const std::int64_t words = (limit + 31) / 32;
+  for (std::int64_t w = threadIdx.x; w < words; w += blockDim.x) bitmap[w] = 0;
+  __syncthreads();
+  bool in = false, fresh = false;
+  const std::int64_t i = part.lo + threadIdx.x;
+  if (i < part.hi) {
+    const std::int64_t b = U::get(f(i), 0).bin - off;
+    in = std::uint64_t(b) < std::uint64_t(limit);
+    if (in) {
+      const unsigned int bit = 1u << (b % 32);
+      fresh = !(atomicOr(bitmap + b / 32, bit) & bit);
+    }
+  }
+  const int sampled = __syncthreads_count(in);
+  const int distinct = __syncthreads_count(fresh);
+  return cas_sample_wide(sampled, distinct, sharers);
 }
 
 // Whether the shared sub-histograms are interleaved: bin b of sub-histogram m at b * M + m. With M
@@ -304,8 +338,10 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
 // at 1024 threads, which the 32 results of a thread-private tile would overflow into local memory).
 // partials: null, or (one pass of a single histogram) rows of H bins, one per block or cluster,
 // for the block results (see merge_block).
+// WideItems > 0: the block takes Items or WideItems elements per step, as sample_wide_steps
+// says. (The versions with the cluster fold never sample: see hist_tuning::cluster_note.)
 template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
-          bool FoldVariants = false>
+          bool FoldVariants = false, int WideItems = 0>
 __global__ void __launch_bounds__(MaxBlock)
     hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
                        int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M, int side_by_side,
@@ -329,12 +365,17 @@ __global__ void __launch_bounds__(MaxBlock)
   const int total = M * chunk;
   constexpr bool shared_locks = K == atomic_kind::xcg && Mode != update_mode::exclusive;
   int* locks = shared_locks ? reinterpret_cast<int*>(smem + ((std::size_t(total) * sizeof(V) + 3) & ~std::size_t(3))) : nullptr;
+  const std::int64_t limit = std::min<std::int64_t>(chunk, H - off);
+  // The bitmap of limit bits fits the M * chunk values of at least 4 bytes.
+  bool wide = false;
+  if constexpr (WideItems > 0)
+    wide = sample_wide_steps(f, part_of(h * seg_len, (h + 1) * seg_len, r, parts), off, limit,
+                             reinterpret_cast<unsigned int*>(smem), int(ceil_div(blockDim.x, M)));
   for (int i = threadIdx.x; i < total; i += blockDim.x) {
     sub[i] = Op::identity();
     if (locks) locks[i] = 0;
   }
   __syncthreads();
-  const std::int64_t limit = std::min<std::int64_t>(chunk, H - off);
   // Strided assignment (III-C): neighbouring threads update different sub-histograms.
   const bool interleaved = hist_interleaved(M);
   const int m = threadIdx.x % M;
@@ -342,8 +383,9 @@ __global__ void __launch_bounds__(MaxBlock)
   const int stride = interleaved ? M : 1;
   V* mine = sub + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
-  for_part<Items>(h * seg_len, (h + 1) * seg_len, r, parts, f,
-                  [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode>(res, mine, my_locks, off, limit, stride); });
+  const auto update = [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode>(res, mine, my_locks, off, limit, stride); };
+  if (WideItems > 0 && wide) for_part<(WideItems > 0 ? WideItems : 1)>(h * seg_len, (h + 1) * seg_len, r, parts, f, update);
+  else for_part<Items>(h * seg_len, (h + 1) * seg_len, r, parts, f, update);
   __syncthreads();
   // Combine the block's M sub-histograms and fold the result into the destination.
   V* out = histo + h * H + off;
@@ -502,7 +544,8 @@ void with_update_mode(const hist_plan& plan, Fn&& fn) {
   fn(std::integral_constant<update_mode, update_mode::atomic>{});
 }
 
-template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block>
+template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
+          int WideItems = 0>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes);
 
@@ -526,24 +569,29 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
                                hist_tuning::private_items_max_block>(ctx, plan, seg_len, batches, f, histo, H, bytes);
     }
     if constexpr (K == atomic_kind::cas && Mode == update_mode::atomic) {
-      // The plan's elements per step (see hist_tuning::shared_items_cas).
+      // The plan's elements per step (see hist_tuning::shared_items_cas_contended): sampled per
+      // block, or fixed for contention-tolerant operators.
+      constexpr int contended = hist_items<F, hist_tuning::shared_items_cas_contended>();
+      if (plan.items_wide > 0)
+        return hist_shared_run<K, contended, Op, Mode, F, hist_tuning::shared_block,
+                               hist_items<F, hist_tuning::shared_items_cas_wide>()>(ctx, plan, seg_len, batches, f, histo, H,
+                                                                                    bytes);
       if (plan.items_per_thread == hist_tuning::shared_items_cas_alone)
         return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas_alone>(), Op, Mode>(ctx, plan, seg_len, batches,
                                                                                                 f, histo, H, bytes);
-      return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas>(), Op, Mode>(ctx, plan, seg_len, batches, f,
-                                                                                        histo, H, bytes);
+      return hist_shared_run<K, contended, Op, Mode>(ctx, plan, seg_len, batches, f, histo, H, bytes);
     }
     hist_shared_run<K, hist_items<F>(), Op, Mode>(ctx, plan, seg_len, batches, f, histo, H, bytes);
   });
 }
 
-template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock>
+template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock, int WideItems>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes) {
   if (plan.block_threads > MaxBlock)
     throw usage_error("hist: a block of " + std::to_string(plan.block_threads) + " threads for a kernel built for at most " +
                       std::to_string(MaxBlock));
-  auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock>;
+  auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, false, WideItems>;
   plan.shared_bytes = bytes;
   plan.warp_combine = Mode == update_mode::combined;
   const int per_sm = resident_blocks(kernel, plan.block_threads, bytes, "hist");
@@ -574,7 +622,7 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
     partials = plan.block_partials && batches == 1 && group == 1;
     const int c = plan.cluster;
     const bool whole = batches == 1 ? parts >= c : plan.blocks_per_histogram % c == 0;
-    auto variants = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;
+    auto variants = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;  // contended steps only
     if (c > 1 && whole && resident_blocks(variants, plan.block_threads, bytes, "hist") >= per_sm) {
       const std::int64_t grid = batches == 1 ? group * (parts - parts % c) : plan.blocks_per_histogram * batches;
       if (std::int64_t(resident_clusters(variants, plan.block_threads, bytes, c)) * c >= std::min(grid, resident)) {
@@ -587,6 +635,7 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   plan.cluster = cluster;
   plan.block_partials = partials;
   plan.items_per_thread = items;
+  plan.items_wide = cluster > 1 ? 0 : WideItems;
   hist_temp locks(ctx, K == atomic_kind::xcg ? std::size_t(batches * H) * 4 : 0);
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, std::size_t(batches * H) * 4, ctx.stream()));
   const std::int64_t rows = partials ? plan.grid / cluster : 0;

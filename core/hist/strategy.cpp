@@ -100,17 +100,14 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
 
 // The shared plans whose block results are costly to fold with atomics: one pass of CAS updates
 // that write (not a contention-tolerant operator) from shared copies (not thread-private ones).
-// Clusters and block partials are for these.
+// Block partials are for these.
 bool one_pass_cas_that_writes(const hist_plan& plan, bool tolerant) {
   return plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private && plan.passes == 1;
 }
 
 // Blocks per cluster for a shared plan (the launch falls back to 1 where the grid or the device
-// cannot hold them); see hist_tuning::cluster_blocks_cas.
-int shared_cluster(const device_properties& p, const hist_options& o, const hist_plan& plan, bool tolerant) {
-  if (o.cluster > 0) return o.cluster;
-  return p.compute_major >= 9 && one_pass_cas_that_writes(plan, tolerant) ? hist_tuning::cluster_blocks_cas : 1;
-}
+// cannot hold them); see hist_tuning::cluster_note.
+int shared_cluster(const hist_options& o) { return o.cluster > 0 ? o.cluster : 1; }
 
 // Whether a shared plan folds through block partials; see hist_tuning::partials_for_cas.
 bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
@@ -238,7 +235,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       plan.items_per_thread = few ? hist_tuning::private_items_per_thread : hist_tuning::items_per_thread;
       plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
                                                                    ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
-      plan.cluster = shared_cluster(p, o, plan, tolerant);
+      plan.cluster = shared_cluster(o);
       plan.block_partials = shared_partials(o, plan, tolerant);
       return plan;
     }
@@ -250,16 +247,23 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.multi = round ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
   plan.warp_combine = wants_warp_combine(kind, o);
-  // Plain CAS updates: fewer elements per step (hist_tuning::shared_items_cas); warp-combined
-  // ones keep the default.
-  if (kind == atomic_kind::cas && !plan.warp_combine)
-    plan.items_per_thread = s.per_sm > 1 ? hist_tuning::shared_items_cas : hist_tuning::shared_items_cas_alone;
+  // Plain CAS updates: fewer elements per step, for operators that write on most updates chosen
+  // by each block from a sample (hist_tuning::shared_items_cas_contended); warp-combined ones
+  // keep the default.
+  if (kind == atomic_kind::cas && !plan.warp_combine) {
+    if (tolerant) {
+      plan.items_per_thread = s.per_sm > 1 ? hist_tuning::shared_items_cas_contended : hist_tuning::shared_items_cas_alone;
+    } else {
+      plan.items_per_thread = hist_tuning::shared_items_cas_contended;
+      plan.items_wide = hist_tuning::shared_items_cas_wide;
+    }
+  }
   plan.chunk = s.chunk;
   plan.coop = ceil_div64(B, plan.multi);
   plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
   const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
-  plan.cluster = shared_cluster(p, o, plan, tolerant);
+  plan.cluster = shared_cluster(o);
   plan.block_partials = shared_partials(o, plan, tolerant);
   return plan;
 }
@@ -367,8 +371,9 @@ std::string hist_plan::describe() const {
     return s.str();
   }
   s << to_string(strategy) << " M=" << multi << " S=" << passes << " Hchk=" << chunk << " C=" << coop << ", "
-    << to_string(atomic) << " atomics, " << grid << "x" << block_threads << " threads, " << items_per_thread
-    << " items/thread";
+    << to_string(atomic) << " atomics, " << grid << "x" << block_threads << " threads, " << items_per_thread;
+  if (items_wide > 0) s << " or " << items_wide << " (sampled per block)";
+  s << " items/thread";
   if (strategy == hist_strategy::shared) {
     s << ", " << (shared_bytes + 1023) / 1024 << " KiB shared/block";
     if (multi % hist_tuning::warp_size == 0) s << ", interleaved";

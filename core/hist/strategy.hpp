@@ -5,6 +5,7 @@
 // hist_tuning below with the reason for its value.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,7 +43,7 @@ struct hist_options {
   // Shared strategy: blocks per thread-block cluster (sm_90 and later) that fold their
   // sub-histograms together through distributed shared memory before the fold into the
   // destination, so the destination takes one update per cluster instead of one per block.
-  // 0: the model (see hist_tuning::cluster_blocks_cas), 1: no clusters. Plain atomic updates
+  // 0: the model (no clusters; see hist_tuning::cluster_note), 1: none. Plain atomic updates
   // only (not thread-private or warp-combined ones), and only where the grid can be whole
   // clusters that are all resident at once; the plan says what ran.
   int cluster = 0;
@@ -70,6 +71,9 @@ struct hist_plan {
   int block_threads = 0;
   std::int64_t grid = 0;
   int items_per_thread = 1;
+  // Shared CAS: each block samples its first elements and takes items_wide elements per step
+  // instead of items_per_thread where few threads share a bin (cas_sample_wide); 0: no sample.
+  int items_wide = 0;
   std::size_t shared_bytes = 0;   // dynamic shared memory per block
   double race_factor = 0;         // RF used by the global model (0: not needed)
   bool race_factor_estimated = false;
@@ -97,16 +101,27 @@ inline constexpr int items_per_thread = 8;
 // are mostly one L2 read each, and two per thread measured 6-10% faster than eight on the H100
 // (argmax, 50M elements, every H; 24-bit saturated add, which writes, lost 8% at RF = 63).
 inline constexpr int global_items_per_thread_tolerant = 2;
-// Shared strategy, plain CAS updates: elements per thread per tile, for blocks that share their SM
-// with another block and for a block alone on its SM. Loads in flight make more compare-and-swaps
-// meet on contended bins, where they fail and retry, so two blocks per SM (64 warps, enough to
-// hide the loads) take one element per step. Measured on the H100 (24-bit saturated add, 50M
-// elements, 1 / 2 / 8 elements): two blocks per SM RF = 1 505 155 / 141 / 174 us, 24K 169 / 156 /
-// 190; RF = 63 505 304 / 508 / 779, 24K 249 / 427 / 773; argmax RF = 1 505 158 / 199 / 209; one
-// block per SM (48K) RF = 1 265 / 206 / 228, RF = 63 321 / 391 / 768, argmax 24K RF = 1 260 / 273 /
-// 238.
-inline constexpr int shared_items_cas = 1;
+// Shared strategy, plain CAS updates: elements per thread per step. Loads in flight make more
+// compare-and-swaps meet on contended bins, where they fail and retry; where few threads share
+// each bin, two loads in flight are faster. So operators that write on most updates take
+// shared_items_cas_contended or shared_items_cas_wide per block, from a sample of the block's
+// first elements (see cas_sample_wide); contention-tolerant ones (arg_max), whose updates mostly
+// read, take shared_items_cas_contended with two blocks per SM and shared_items_cas_alone with
+// one. Measured on the H100 (24-bit saturated add, 50M elements, 1 / 2 / 8 elements): two blocks
+// per SM RF = 1 505 155 / 141 / 174 us, 24K 169 / 156 / 190; RF = 63 505 304 / 508 / 779, 24K
+// 249 / 427 / 773; argmax RF = 1 505 158 / 199 / 209; one block per SM (48K) RF = 1 265 / 206 /
+// 228, RF = 63 321 / 391 / 768, argmax 24K RF = 1 260 / 273 / 238. (One compare-and-swap attempt
+// per lane per step, a failed lane retrying at the warp's next step, measured slower: RF = 63 505
+// 407 us, 12K 257 us; RF = 1 48K 255 us.)
+inline constexpr int shared_items_cas_contended = 1;
+inline constexpr int shared_items_cas_wide = 2;
 inline constexpr int shared_items_cas_alone = 2;
+// The sample: each thread evaluates the first element of its block's part (so a block samples
+// blockDim elements) and the block counts the distinct in-range bins. Wide steps when the bins in
+// use are more than cas_wide_bins_per_sharer times the threads that share a sub-histogram (C).
+// The measurements above bracket it: wide steps won at C / (bins in use) = 0.02-0.04 (RF = 1) and
+// lost at 1.3-2.6 (RF = 63, where H / 63 bins are in use).
+inline constexpr double cas_wide_bins_per_sharer = 2;
 // CUDA reserves 1 KiB of shared memory per resident block (sm_80 and later).
 inline constexpr std::size_t shared_reserved_per_block = 1024;
 // Eq. 4: k_RF, fitted by the paper.
@@ -190,21 +205,17 @@ inline constexpr int max_shared_passes_hdw = 8;
 inline constexpr int max_shared_passes_cas = 7;
 inline constexpr int max_shared_passes_cas_tolerant = 1;
 inline constexpr int max_shared_passes_xcg = 1;
-// Shared strategy on sm_90 and later: blocks per thread-block cluster (see hist_options::cluster)
-// for CAS operators that write on most updates, in one pass. Each thread folds its block's bins
-// into the destination one compare-and-swap loop (two L2 round trips) after another, so the fold
-// of a large histogram is latency-bound; in a cluster of 2 each block folds half the bins of both.
-// Measured on the H100 (soac bench hist, 50M elements, 24-bit saturated add, clusters of 2 vs
-// none, both folding with compare-and-swap): RF = 1: 505 208 vs 219 us, 2K 211 vs 229, 6K 218 vs
-// 248, 12K 243 vs 286, 24K 251 vs 310, 48K 285 vs 483; RF = 63: 24K 803 vs 817, 48K 823 vs 830.
-// With block partials (below) the fold is cheap either way and clusters matter less: 6K 224 vs
-// 251 us, 12K-48K within 2%. Not used elsewhere: HDW's reductions do not wait for L2 (48K: 98.6
-// vs 95.8 us), argmax mostly reads and leaves (12K: 226 vs 228.5 us), and S = 4 side by side
-// loses blocks to whole clusters per pass (196K: 1396 vs 1309 us). Clusters of 4 or 8 hold only
-// 120 of the H100's 132 one-block-per-SM blocks (1024 threads, 192 KiB). With two blocks per SM
-// and one element per step (shared_items_cas) clusters of 2 gain 2-3% (RF = 1 505 155 vs 158 us,
-// 12K 166 vs 171).
-inline constexpr int cluster_blocks_cas = 2;
+// cluster_note: the model runs no thread-block clusters (hist_options::cluster forces them).
+// Clusters of 2 had paid for CAS operators that write on most updates, in one pass, while blocks
+// folded their bins into the destination with compare-and-swap loops (two L2 round trips each):
+// measured on the H100 (soac bench hist, 50M elements, 24-bit saturated add, clusters of 2 vs
+// none): RF = 1: 505 208 vs 219 us, 12K 243 vs 286, 48K 285 vs 483. Block partials (below) made
+// that fold cheap, and then clusters gained 2-3% (RF = 1 505 155 vs 158 us, 12K 166 vs 171).
+// Kernels that sample their steps (shared_items_cas_wide) and fold through clusters need 46
+// registers per thread, so they would run one 1024-thread block per SM (held to 32, they spill
+// 72 bytes); the sample gains more (RF = 1 505 152 -> 140 us, 24K 165 -> 148), so forced
+// clusters run the contended steps and the plan says so. HDW never gained (48K: 98.6 vs 95.8 us),
+// nor argmax (12K: 226 vs 228.5 us), nor passes side by side (196K: 1396 vs 1309 us).
 // Shared strategy, CAS operators that write on most updates, one pass of a single histogram:
 // blocks (clusters) store their results in rows of partial results and a reduction kernel folds
 // the rows (see hist_options::block_partials), instead of compare-and-swap loops into the
@@ -222,6 +233,16 @@ inline constexpr bool partials_for_cas = true;
 inline constexpr int inspector_max_groups = 2;
 inline constexpr std::int64_t inspector_sample_divisor = 256;
 }  // namespace hist_tuning
+
+// Whether a shared CAS block whose first `sampled` in-range elements fell in `distinct` different
+// bins takes wide steps (hist_tuning::cas_wide_bins_per_sharer): uniform draws from A bins are
+// expected to hit A * (1 - exp(-sampled / A)) distinct ones, so more than that for A = the bar
+// means more bins in use than the bar. No in-range sample says nothing: contended steps.
+SOAC_HD inline bool cas_sample_wide(int sampled, int distinct, int sharers) {
+  if (sampled <= 0) return false;
+  const double bar = hist_tuning::cas_wide_bins_per_sharer * double(sharers > 1 ? sharers : 1);
+  return double(distinct) > bar * (1.0 - exp(-double(sampled) / bar));
+}
 
 // The shared-memory model (eqs. 1-3 with footnote 7): M, S, Hchk and the launch shape for a
 // histogram of `bins` bins of el_bytes each. options.multi / options.passes override the model;
