@@ -68,12 +68,17 @@ std::vector<hist_options> strategies() {
     r.block_partials = t;
     return r;
   };
+  auto split = [](hist_options r, int c) {
+    r.split = c;
+    return r;
+  };
   // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
   // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
   // for every kind (refused where a copy per thread does not fit); shared shapes also run in
   // clusters of 2-8 blocks (contiguous, interleaved, multi-pass side by side; thread-private
   // blocks ask for clusters and fold without them); block partials are forced on (one pass, with
-  // and without clusters; multi-pass and thread-private shapes fold without them) and off.
+  // and without clusters; multi-pass and thread-private shapes fold without them) and off; split
+  // over clusters of 4 and 16 (refused for locks, before sm_90 and where a slice does not fit).
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
@@ -88,7 +93,8 @@ std::vector<hist_options> strategies() {
           partials(clustered(o(hist_strategy::shared, 32, 1), 2), hist_toggle::on),
           partials(o(hist_strategy::shared, 4, 2), hist_toggle::on),
           partials(exclusive(o(hist_strategy::shared, 0, 0)), hist_toggle::on),
-          partials(o(hist_strategy::automatic, 0, 0), hist_toggle::off)};
+          partials(o(hist_strategy::automatic, 0, 0), hist_toggle::off),
+          split(o(hist_strategy::shared, 0, 0), 4), split(o(hist_strategy::shared, 0, 0), 16)};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference.
@@ -448,6 +454,32 @@ TEST_P(Hist, BlockPartialsRunWhenAsked) {
   }
 }
 
+// Split histograms run where asked (the sweeps above would pass as well if every split were
+// refused), for hardware and CAS kinds, with slices of uneven fill and bins out of range.
+TEST_P(Hist, SplitHistogramsRunThroughDistributedSharedMemory) {
+  if (!ctx().is_cuda() || ctx().props().compute_major < 9) GTEST_SKIP() << "needs a GPU with thread-block clusters";
+  const std::int64_t H = 200'003, n = 400'000;
+  const auto bins = random_bins(n, -5, H + 5, 97);
+  const auto values = random_values<std::uint32_t>(n, 98, 0, 1 << 20);
+  buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
+  buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
+  const auto run = [&](auto op, int c) {
+    using Op = decltype(op);
+    std::vector<std::uint32_t> expected(std::size_t(H), Op::identity());
+    validate::hist_reference<std::int64_t, std::uint32_t>(expected, bins, values, op);
+    buffer<std::uint32_t> h(ctx(), std::span<const std::uint32_t>(std::vector<std::uint32_t>(std::size_t(H), Op::identity())));
+    hist_options o;
+    o.split = c;
+    const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), op);
+    EXPECT_EQ(plan.split, c) << plan.describe();
+    EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+  };
+  for (int c : {2, 8, 16}) {
+    run(plus<std::uint32_t>{}, c);
+    run(saturating_plus<std::uint32_t, 24>{}, c);
+  }
+}
+
 SOAC_INSTANTIATE_BACKENDS(Hist);
 
 // ---- The models, on the paper's GPU (RTX 2080 Ti: 68 SMs x 1024 threads, 48 KiB, 5.5 MiB L2).
@@ -534,11 +566,12 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
   EXPECT_EQ(choose(49152, atomic_kind::cas, 4), hist_strategy::shared);   // S = 4
   EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8, above the H100 re-fit's 7
-  // On an H100: saturated add at 393K (S = 7) stays shared, 786K (S = 14) does not; arg_max, whose
-  // tolerance makes global M = 1 cheap, leaves shared memory at S = 2.
+  // On an H100: saturated add at 393K (S = 7) stays shared, 786K (S = 14) splits over a cluster
+  // (see SplitForCasBeyondSharedPasses) and 1.5M goes global; arg_max, whose tolerance makes
+  // global M = 1 cheap, leaves shared memory at S = 2.
   EXPECT_EQ(plan_hist(h100, N50M, 196608, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
-  EXPECT_EQ(plan_hist(h100, N50M, 786432, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
+  EXPECT_EQ(plan_hist(h100, N50M, 1572864, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
   const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
   EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 49152, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::global);
@@ -549,6 +582,41 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_TRUE(inspected);
   EXPECT_TRUE(g.race_factor_estimated);
   EXPECT_EQ(g.race_factor, 63.0);
+}
+
+// Beyond the CAS pass limit, operators that write split the histogram over the smallest cluster
+// whose slices fit one block (hist_tuning::split_note); forced splits are checked.
+TEST(HistModel, SplitForCasBeyondSharedPasses) {
+  const device_properties p = h100();
+  const auto planned = [&](std::int64_t H, atomic_kind k, std::size_t el, double u = 0, hist_options o = {}) {
+    return plan_hist(p, N50M, H, el, k, o, {}, u);
+  };
+  const auto big = planned(786432, atomic_kind::cas, 4);
+  EXPECT_EQ(big.split, 16) << big.describe();
+  EXPECT_EQ(big.chunk, 49152);
+  EXPECT_TRUE(big.block_partials);
+  EXPECT_EQ(big.items_per_thread, hist_tuning::split_items_cas);
+  EXPECT_EQ(planned(393216, atomic_kind::cas, 4).split, 1);  // shared, S = 7
+  EXPECT_EQ(planned(393216, atomic_kind::cas, 4).strategy, hist_strategy::shared);
+  EXPECT_EQ(planned(1572864, atomic_kind::cas, 4).strategy, hist_strategy::global);  // 16 slices do not fit
+  EXPECT_EQ(planned(786432, atomic_kind::cas, 8, 1e9).split, 1);                     // contention-tolerant
+  EXPECT_EQ(planned(786432, atomic_kind::hdw, 4).split, 1);
+  hist_options no;
+  no.split = 1;
+  EXPECT_EQ(planned(786432, atomic_kind::cas, 4, 0, no).strategy, hist_strategy::global);
+  EXPECT_EQ(plan_hist(rtx2080ti(), N50M, 786432, 4, atomic_kind::cas, {}, {}).strategy, hist_strategy::global);
+  hist_options four;
+  four.split = 4;
+  const auto forced = planned(100000, atomic_kind::hdw, 4, 0, four);
+  EXPECT_EQ(forced.split, 4);
+  EXPECT_EQ(forced.chunk, 25000);
+  EXPECT_FALSE(forced.block_partials);
+  EXPECT_THROW(planned(100000, atomic_kind::xcg, 12, 0, four), usage_error);
+  EXPECT_THROW(planned(4'000'000, atomic_kind::cas, 4, 0, four), usage_error);  // a slice of 1M bins
+  EXPECT_THROW(plan_hist(rtx2080ti(), N50M, 1000, 4, atomic_kind::cas, four, {}), usage_error);
+  hist_options odd;
+  odd.split = 17;
+  EXPECT_THROW(planned(1000, atomic_kind::cas, 4, 0, odd), usage_error);
 }
 
 // The model runs no clusters (see hist_tuning::cluster_note); forced ones are kept in the plan.

@@ -40,6 +40,7 @@ const std::int64_t paper_bins[] = {31, 127, 505, 2048, 6144, 12288, 24576, 49152
 constexpr std::int64_t shared_sweep_max = 49152, global_sweep_min = 12288;  // Fig 7's panels
 constexpr std::int64_t private_sweep_max = 505;  // one copy per thread fits up to ~500 4-byte bins
 constexpr std::int64_t cluster_sweep_max = 196608;  // the largest H that stays in shared memory (S = 4)
+constexpr std::int64_t split_sweep_min = 24576;  // smaller histograms fit one block's shared memory
 constexpr std::int64_t naive_min_bins = 4096;
 
 template <class Op>
@@ -321,7 +322,7 @@ class hist_app final : public app {
   // Table I for this device: the models' (M,S) per operator class, H and RF (RF as given).
   static void print_model_table(const context& ctx, const micro_spec& s) {
     std::cout << "\nTable I on " << ctx.props().name << " (N=" << s.n << "): model (M,S); shared for H <= "
-              << shared_sweep_max << ", global for H >= " << global_sweep_min << ", p = one copy per thread (no atomics), * = auto picks it (RF as given)\n";
+              << shared_sweep_max << ", global for H >= " << global_sweep_min << ", p = one copy per thread (no atomics), splitC = split over clusters of C blocks (auto), * = auto picks it (RF as given)\n";
     struct row { const char* name; atomic_kind k; std::size_t el; double u; };
     const row rows[] = {{"HDW int add", atomic_kind::hdw, 4, 0},
                         {"CAS sat-add", atomic_kind::cas, 4, 0},
@@ -342,7 +343,8 @@ class hist_app final : public app {
           const hist_plan p = H <= shared_sweep_max ? plan_hist_shared(ctx.props(), s.n, H, rw.el, rw.k, {}, rw.u)
                                                     : plan_hist_global(ctx.props(), s.n, H, rw.el, rw.k, double(rf), {}, rw.u);
           std::ostringstream cell;
-          cell << p.multi << "," << p.passes << (p.thread_private ? "p" : "") << (chosen.strategy == p.strategy ? "*" : "");
+          if (chosen.split > 1) cell << "split" << chosen.split << "*";
+          else cell << p.multi << "," << p.passes << (p.thread_private ? "p" : "") << (chosen.strategy == p.strategy ? "*" : "");
           line << std::setw(9) << cell.str();
         }
         std::cout << line.str() << "\n";
@@ -478,6 +480,16 @@ class hist_app final : public app {
       soac_variant("soac auto, partials on", on);
       soac_variant("soac auto, partials off", off);
       soac_variant("soac auto, partials on, clusters off", alone);
+    }
+    if (H >= split_sweep_min && ctx.props().compute_major >= 9) {
+      // Split histograms (distributed shared memory), clusters of 2-16 blocks where a slice fits
+      // one block and at least 2K bins.
+      for (int c : {2, 4, 8, 16}) {
+        hist_options o;
+        o.split = c;
+        if (H / c < 2048 || std::size_t(detail::ceil_div(H, c)) * sizeof(V) > ctx.props().shared_per_block_optin) continue;
+        soac_variant("soac split " + std::to_string(c), o);
+      }
     }
     if (!s.sweeps) return;
     if (H > shared_sweep_max) {

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
+#include <type_traits>
 
 #include <cub/block/block_reduce.cuh>
 #include <cuda/std/span>
@@ -395,6 +398,67 @@ __global__ void __launch_bounds__(MaxBlock)
   merge_block<K, Op, FoldVariants>(sub, limit, M, chunk, out, out_locks, cluster, r / cluster, parts / cluster, partial);
 }
 
+// The split shared strategy (hist_options::split): the `C` blocks of a cluster hold one histogram
+// together, block `rank` bins [rank * slice, (rank + 1) * slice) in its shared memory; each
+// update goes to the slice's block through distributed shared memory with the kind's atomic
+// (generic atomics reach another block's shared memory). Every block reads its own part of the
+// input. At the end each block folds its slice into the destination (HDW: atomics, the clusters
+// starting at different places; otherwise: its part of the cluster's row of partials, which
+// hist_rows_kernel reduces).
+template <atomic_kind K, class Op, class R>
+__device__ __forceinline__ void apply_split_updates(const R& r, typename Op::value_type* sub, std::int64_t H,
+                                                    unsigned slice) {
+  using U = updates_of<R>;
+  using V = typename Op::value_type;
+#pragma unroll
+  for (int k = 0; k < U::count; ++k) {
+    const auto& u = U::get(r, k);
+    if (std::uint64_t(u.bin) >= std::uint64_t(H)) continue;
+    const unsigned b = unsigned(u.bin), rank = b / slice;
+#if __CUDA_ARCH__ >= 900
+    V* owner = static_cast<V*>(__cluster_map_shared_rank(sub, rank));
+#else
+    V* owner = sub;  // never launched before sm_90 (plan_hist_split refuses)
+#endif
+    atomic_update<K, Op>(owner + (b - rank * slice), nullptr, static_cast<V>(u.value));
+  }
+}
+
+template <atomic_kind K, int Items, class Op, class F>
+__global__ void __launch_bounds__(hist_tuning::shared_block)
+    hist_split_kernel(std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H, unsigned slice,
+                      typename Op::value_type* rows) {
+#if __CUDA_ARCH__ >= 900
+  using V = typename Op::value_type;
+  extern __shared__ __align__(16) unsigned char smem[];
+  V* sub = reinterpret_cast<V*>(smem);
+  const unsigned C = __clusterSizeInBlocks(), rank = __clusterRelativeBlockRank();
+  const std::int64_t lo = std::int64_t(rank) * slice, mine = std::clamp<std::int64_t>(H - lo, 0, slice);
+  for (std::int64_t b = threadIdx.x; b < mine; b += blockDim.x) sub[b] = Op::identity();
+  // No block updates another's slice before it is initialised...
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+  for_part<Items>(0, n, blockIdx.x, gridDim.x, f, [&](const auto& res) {
+    if constexpr (std::is_array_v<std::remove_cvref_t<decltype(res)>>) {
+#pragma unroll
+      for (const auto& one : res) apply_split_updates<K, Op>(one, sub, H, slice);
+    } else {
+      apply_split_updates<K, Op>(res, sub, H, slice);
+    }
+  });
+  // ... nor reads its own slice before every block's updates have landed.
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+  const std::int64_t cluster_id = blockIdx.x / C, clusters = gridDim.x / C;
+  if (rows) {
+    V* row = rows + cluster_id * H + lo;
+    for (std::int64_t b = threadIdx.x; b < mine; b += blockDim.x) row[b] = sub[b];
+  } else {
+    fold_range<K, Op>(histo, nullptr, lo, lo + mine, cluster_id, clusters, [&](std::int64_t b) { return sub[b - lo]; });
+  }
+#endif
+}
+
 // One pass of the global-memory strategy: thread t updates sub-histogram t % M (chunk bins each).
 template <atomic_kind K, int Items, class Op, update_mode Mode, class F>
 __global__ void __launch_bounds__(hist_tuning::global_block)
@@ -713,6 +777,75 @@ void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, type
   with_update_mode<K, Op>(plan, [&](auto mode) { hist_global_run<K, Op, decltype(mode)::value>(ctx, plan, n, f, histo, H); });
 }
 
+// Clusters of more than 8 blocks (H100: up to 16) are opt-in per kernel and device; once each.
+template <class Kernel>
+void allow_large_clusters(Kernel kernel) {
+  static std::mutex guard;
+  static std::set<std::pair<const void*, int>> done;
+  int device = 0;
+  SOAC_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(guard);
+  if (done.insert({reinterpret_cast<const void*>(kernel), device}).second)
+    SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+}
+
+// Launches the split shared strategy: one wave of whole clusters (a cluster's blocks must all be
+// resident at once: they wait for each other).
+template <atomic_kind K, int Items, class Op, class F>
+void hist_split_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
+  using V = typename Op::value_type;
+  auto kernel = hist_split_kernel<K, Items, Op, F>;
+  const int C = plan.split;
+  if (C > 8) allow_large_clusters(kernel);
+  resident_blocks(kernel, plan.block_threads, plan.shared_bytes, "hist");
+  const int clusters = resident_clusters(kernel, plan.block_threads, plan.shared_bytes, C);
+  if (clusters < 1)
+    throw resource_error("hist: no cluster of " + std::to_string(C) + " blocks with " + std::to_string(plan.shared_bytes) +
+                         " bytes of shared memory each fits this device (see hist_options::split)");
+  plan.grid = std::int64_t(clusters) * C;
+  plan.items_per_thread = Items;
+  const std::int64_t rows = plan.block_partials ? clusters : 0;
+  hist_temp partial_rows(ctx, std::size_t(rows * H) * sizeof(V));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(plan.grid));
+  config.blockDim = dim3(unsigned(plan.block_threads));
+  config.dynamicSmemBytes = plan.shared_bytes;
+  config.stream = ctx.stream();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = unsigned(C);
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  SOAC_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, n, f, histo, H, unsigned(plan.chunk), static_cast<V*>(partial_rows.p)));
+  if (rows) {
+    hist_rows_kernel<Op><<<unsigned(ceil_div(H, 32)), dim3(32, rows_warps), 0, ctx.stream()>>>(
+        static_cast<const V*>(partial_rows.p), histo, H, rows);
+    SOAC_CHECK_LAUNCH("hist_rows_kernel");
+  }
+}
+
+// Whether the device holds at least one cluster of the split plan's shape (the model's split
+// plans are CAS ones).
+template <class Op, class F>
+bool hist_split_fits(const hist_plan& plan) {
+  if constexpr (!atomic_allowed<Op>(atomic_kind::cas)) {
+    return false;
+  } else {
+    auto kernel = hist_split_kernel<atomic_kind::cas, hist_items<F, hist_tuning::split_items_cas>(), Op, F>;
+    if (plan.split > 8) allow_large_clusters(kernel);
+    resident_blocks(kernel, plan.block_threads, plan.shared_bytes, "hist");
+    return resident_clusters(kernel, plan.block_threads, plan.shared_bytes, plan.split) >= 1;
+  }
+}
+
+template <atomic_kind K, class Op, class F>
+void hist_split_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
+  if constexpr (K == atomic_kind::xcg) throw usage_error("hist: split histograms take hardware or CAS atomics, not locks");
+  else if constexpr (K == atomic_kind::hdw) hist_split_run<K, hist_items<F>(), Op>(ctx, plan, n, f, histo, H);
+  else hist_split_run<K, hist_items<F, hist_tuning::split_items_cas>(), Op>(ctx, plan, n, f, histo, H);
+}
+
 // Calls fn(integral_constant<atomic_kind, K>) for the kind chosen at run time, instantiating only
 // the kinds the operator allows.
 template <class Op, class Fn>
@@ -733,8 +866,16 @@ hist_plan hist_cuda(context& ctx, const hist_options& options, atomic_kind kind,
   hist_plan plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, options,
                              [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind));
   if (n == 0 || H == 0) return plan;
+  if (plan.split > 1 && options.split == 0 && !hist_split_fits<Op, F>(plan)) {
+    // The model's split cluster does not fit this device: global memory, as for larger histograms.
+    hist_options global = options;
+    global.strategy = hist_strategy::global;
+    plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, global,
+                     [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind));
+  }
   with_atomic_kind<Op>(kind, [&](auto k) {
-    if (plan.strategy == hist_strategy::shared) hist_shared_launch<decltype(k)::value, Op>(ctx, plan, n, 1, f, histo, H);
+    if (plan.split > 1) hist_split_launch<decltype(k)::value, Op>(ctx, plan, n, f, histo, H);
+    else if (plan.strategy == hist_strategy::shared) hist_shared_launch<decltype(k)::value, Op>(ctx, plan, n, 1, f, histo, H);
     else hist_global_launch<decltype(k)::value, Op>(ctx, plan, n, f, histo, H);
   });
   return plan;

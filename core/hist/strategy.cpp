@@ -85,6 +85,8 @@ void check_hist_options(const hist_options& o) {
   if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
   if (o.cluster < 0 || o.cluster > 8 || (o.cluster & (o.cluster - 1)) != 0)
     throw usage_error("hist: the cluster size must be 1, 2, 4 or 8 blocks, or 0 for the model");
+  if (o.split < 0 || o.split > 16)
+    throw usage_error("hist: the split cluster size must be 1 to 16 blocks, or 0 for the model");
 }
 
 namespace {
@@ -268,6 +270,34 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   return plan;
 }
 
+hist_plan plan_hist_split(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el, atomic_kind kind,
+                          int split, const hist_options& o) {
+  check_common(n, H, el, o);
+  if (kind == atomic_kind::xcg) throw usage_error("hist: split histograms take hardware or CAS atomics, not locks");
+  if (p.compute_major < 9) throw usage_error("hist: split histograms need thread-block clusters (sm_90 or later)");
+  if (H >= (std::int64_t{1} << 31)) throw usage_error("hist: split histograms take fewer than 2^31 bins");
+  hist_plan plan;
+  plan.strategy = hist_strategy::shared;
+  plan.atomic = kind;
+  plan.n = n;
+  plan.bins = H;
+  plan.split = split;
+  plan.block_threads = std::min(hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
+  plan.chunk = ceil_div64(std::max<std::int64_t>(H, 1), split);
+  plan.shared_bytes = std::size_t(plan.chunk) * el;
+  const int k = std::max(1, p.max_threads_per_sm / plan.block_threads);
+  const int per_sm = plan.shared_bytes <= shared_limit(p, k) ? k : 1;
+  if (plan.shared_bytes > shared_limit(p, 1))
+    throw usage_error("hist: a slice of " + std::to_string(plan.chunk) + " bins (H / " + std::to_string(split) +
+                      ") does not fit one block's shared memory");
+  plan.coop = std::int64_t(plan.block_threads) * split;
+  plan.items_per_thread = kind == atomic_kind::hdw ? hist_tuning::items_per_thread : hist_tuning::split_items_cas;
+  plan.block_partials = kind != atomic_kind::hdw;
+  const std::int64_t wave = std::int64_t(p.sm_count) * per_sm;
+  plan.grid = std::max<std::int64_t>(split, wave - wave % split);
+  return plan;
+}
+
 hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
                            atomic_kind kind, double rf, const hist_options& o, double u_given) {
   check_common(n, H, el, o);
@@ -337,6 +367,7 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
     plan.race_factor_estimated = estimate && inspect;
     return plan;
   };
+  if (o.split > 1 && o.strategy != hist_strategy::global) return plan_hist_split(p, n, H, el, kind, o.split, o);
   switch (o.strategy) {
     case hist_strategy::shared: return plan_hist_shared(p, n, H, el, kind, o, u);
     case hist_strategy::global: return global();
@@ -350,6 +381,13 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
     const hist_plan shared = plan_hist_shared(p, n, H, el, kind, model, u);
     if (shared.passes <= max_shared_passes(kind, u)) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o, u) : shared;
   }
+  // Beyond that, CAS operators that write split the histogram over a cluster where its slices fit
+  // (hist_tuning::split_note).
+  if (o.split == 0 && !(o.multi > 0 || o.passes > 0) && kind == atomic_kind::cas && !contention_tolerant(u) &&
+      p.compute_major >= 9)
+    for (int c = 2; c <= hist_tuning::split_max_cas; c *= 2)
+      if (std::size_t(ceil_div64(std::max<std::int64_t>(H, 1), c)) * el <= shared_limit(p, 1))
+        return plan_hist_split(p, n, H, el, kind, c, o);
   return global();
 }
 
@@ -380,6 +418,7 @@ std::string hist_plan::describe() const {
     if (thread_private) s << ", thread-private (no atomics)";
     if (cluster > 1) s << ", clusters of " << cluster;
     if (block_partials) s << ", block results reduced from partials";
+    if (split > 1) s << ", split over clusters of " << split << " (distributed shared memory)";
   }
   if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)

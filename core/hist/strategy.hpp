@@ -52,6 +52,12 @@ struct hist_options {
   // destination, instead of folding each bin into it with the kind's atomic. automatic: see
   // hist_tuning::partials_for_cas. Plain atomic updates only (as cluster).
   hist_toggle block_partials = hist_toggle::automatic;
+  // Shared strategy, sm_90 and later: the blocks of a cluster of this many (2-16) hold one
+  // histogram together, each a slice of H / split bins in its shared memory, and update each
+  // other's slices through distributed shared memory, so histograms up to split times larger than
+  // one block's shared memory stay in one pass. 0: the model (see hist_tuning::split_note), 1:
+  // never. Hardware and CAS kinds only; a single histogram (batched ones never split).
+  int split = 0;
 };
 
 // Throws usage_error for options no backend accepts (negative M, S or RF, a cluster size other
@@ -83,6 +89,7 @@ struct hist_plan {
   bool thread_private = false;    // shared: one sub-histogram per thread, no atomics (M = block)
   int cluster = 1;                // shared: blocks per cluster folding through distributed shared memory
   bool block_partials = false;    // shared: block results reduced from a temporary array, not atomics
+  int split = 1;                  // shared: blocks per cluster holding one histogram together (1: none)
   bool host = false;              // ran on the host backend (per-thread sub-histograms)
   int host_threads = 0;
   std::string describe() const;
@@ -216,6 +223,22 @@ inline constexpr int max_shared_passes_xcg = 1;
 // 72 bytes); the sample gains more (RF = 1 505 152 -> 140 us, 24K 165 -> 148), so forced
 // clusters run the contended steps and the plan says so. HDW never gained (48K: 98.6 vs 95.8 us),
 // nor argmax (12K: 226 vs 228.5 us), nor passes side by side (196K: 1396 vs 1309 us).
+// split_note: split shared histograms (hist_options::split) for CAS operators that write on
+// most updates, where the shared plan has too many passes (max_shared_passes_cas), in the smallest
+// cluster (up to split_max_cas blocks, one block per SM) whose slices fit; global memory
+// otherwise, and where the device cannot hold such a cluster. Updates through distributed shared
+// memory are slow (generic atomics to another SM's shared memory), so only these win. Measured on
+// the H100 (soac bench hist, 50M elements, split 2 / 4 / 8 / 16 vs auto): 24-bit saturated add
+// 786K RF = 1 16: 1473 vs 1618 us (global), RF = 63 1938 vs 2128; 393K (auto: shared S = 7)
+// RF = 1 8: 1315-1367 vs 1322-1330, RF = 63 1745-1810 vs 1752-1757; 196K RF = 1 1143 / 1329 /
+// 1498 vs 792 (shared S = 4); 48K RF = 1 653 / 1120 / 1412 / 1673 vs 198. HDW lost everywhere (48K
+// RF = 1 342 / 582 / 693 / 792 vs 92.5 us; 786K 16: 723 vs 590), so did argmax (48K RF = 1 565 /
+// 747 / 829 / 883 vs 425; 196K 8: 952 vs 446).
+inline constexpr int split_max_cas = 16;
+// Split histograms, elements per step for CAS kinds (HDW takes items_per_thread). Measured on the
+// H100 (saturated add 393K, split 8, 1 / 2 / 4 elements): RF = 1 1315 / 1333 / 1367 us, RF = 63
+// 1629 / 1745 / 1810; argmax 48K split 2: RF = 1 452 / 565 / 569 us.
+inline constexpr int split_items_cas = 1;
 // Shared strategy, CAS operators that write on most updates, one pass of a single histogram:
 // blocks (clusters) store their results in rows of partial results and a reduction kernel folds
 // the rows (see hist_options::block_partials), instead of compare-and-swap loops into the
@@ -251,6 +274,10 @@ SOAC_HD inline bool cas_sample_wide(int sampled, int distinct, int sharers) {
 // gives one sub-histogram per block (and no clusters).
 hist_plan plan_hist_shared(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                            atomic_kind kind, const hist_options& options, double u = 0);
+// The split shared strategy (hist_options::split): clusters of `split` blocks, one 1024-thread
+// block per slice of ceil(H / split) bins. Throws usage_error where the slice does not fit.
+hist_plan plan_hist_split(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
+                          atomic_kind kind, int split, const hist_options& options);
 // The global-memory model (eqs. 4-6) for race factor rf.
 // u > 0 replaces the kind's contention tolerance (hist_tuning::u_hdw / u_other).
 hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
