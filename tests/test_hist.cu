@@ -463,20 +463,25 @@ TEST_P(Hist, SplitHistogramsRunThroughDistributedSharedMemory) {
   const auto values = random_values<std::uint32_t>(n, 98, 0, 1 << 20);
   buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
   buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
-  const auto run = [&](auto op, int c) {
+  const auto wide = random_values<std::int64_t>(n, 99, -(std::int64_t{1} << 40), 1 << 20);
+  buffer<std::int64_t> w(ctx(), std::span<const std::int64_t>(wide));
+  const auto run = [&](auto op, int c, const auto& vals, const auto& device_vals) {
     using Op = decltype(op);
-    std::vector<std::uint32_t> expected(std::size_t(H), Op::identity());
-    validate::hist_reference<std::int64_t, std::uint32_t>(expected, bins, values, op);
-    buffer<std::uint32_t> h(ctx(), std::span<const std::uint32_t>(std::vector<std::uint32_t>(std::size_t(H), Op::identity())));
+    using V = typename Op::value_type;
+    std::vector<V> expected(std::size_t(H), Op::identity());
+    validate::hist_reference<std::int64_t, V>(expected, bins, vals, op);
+    buffer<V> h(ctx(), std::span<const V>(std::vector<V>(std::size_t(H), Op::identity())));
     hist_options o;
     o.split = c;
-    const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), op);
+    const auto plan = hist(ctx(), o, n, from_arrays<V>{b.data(), device_vals.data()}, h.view(), op);
     EXPECT_EQ(plan.split, c) << plan.describe();
     EXPECT_EQ(h.to_vector(), expected) << plan.describe();
   };
-  for (int c : {2, 8, 16}) {
-    run(plus<std::uint32_t>{}, c);
-    run(saturating_plus<std::uint32_t, 24>{}, c);
+  // (H / 2 four-byte bins or H / 4 eight-byte ones do not fit one block.)
+  for (int c : {4, 8, 16}) {
+    run(plus<std::uint32_t>{}, c, values, v);
+    run(saturating_plus<std::uint32_t, 24>{}, c, values, v);
+    if (c >= 8) run(maximum<std::int64_t>{}, c, wide, w);  // 8-byte hardware max: a CAS loop (remote_update)
   }
 }
 
