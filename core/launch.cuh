@@ -53,6 +53,27 @@ int resident_blocks(Kernel kernel, int block_threads, std::size_t shared_bytes, 
   return per_sm;
 }
 
+// A launch configuration for cudaLaunchKernelEx: `grid` blocks of `block` threads with
+// `shared_bytes` of dynamic shared memory, in clusters of `cluster` blocks (1: no cluster
+// attribute). Not copyable: the configuration points at its own attribute.
+struct cluster_launch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  cluster_launch(std::int64_t grid, int block, std::size_t shared_bytes, cudaStream_t stream, int cluster) {
+    config.gridDim = dim3(unsigned(grid));
+    config.blockDim = dim3(unsigned(block));
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(cluster);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = cluster > 1 ? 1 : 0;
+  }
+  cluster_launch(const cluster_launch&) = delete;
+  cluster_launch& operator=(const cluster_launch&) = delete;
+};
+
 // Clusters of `cluster` blocks of `kernel` that can be resident on the whole device at once (0
 // where the device has no clusters), after resident_blocks has raised the kernel's shared memory
 // limit for this shape. Cached like resident_blocks.
@@ -71,17 +92,9 @@ int resident_clusters(Kernel kernel, int block_threads, std::size_t shared_bytes
   SOAC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   int clusters = 0;
   if (major >= 9) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned(cluster));
-    config.blockDim = dim3(unsigned(block_threads));
-    config.dynamicSmemBytes = shared_bytes;
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = unsigned(cluster);
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    SOAC_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    cluster_launch launch(cluster, block_threads, shared_bytes, nullptr, cluster);
+    launch.config.numAttrs = 1;  // the query needs the attribute even for clusters of 1
+    SOAC_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config));
   }
   known.emplace(k, clusters);
   return clusters;

@@ -614,6 +614,14 @@ struct hist_temp {
   hist_temp& operator=(const hist_temp&) = delete;
 };
 
+// histo[b] (+)= the b-th bin of every one of `rows` rows of H partial results (hist_rows_kernel).
+template <class Op>
+void reduce_rows(context& ctx, const typename Op::value_type* rows, typename Op::value_type* histo, std::int64_t H,
+                 std::int64_t count) {
+  hist_rows_kernel<Op><<<unsigned(ceil_div(H, 32)), dim3(32, rows_warps), 0, ctx.stream()>>>(rows, histo, H, count);
+  SOAC_CHECK_LAUNCH("hist_rows_kernel");
+}
+
 // Calls fn(integral_constant<update_mode, ...>) for the plan's update mode, instantiating the
 // combining kernels only where they can apply.
 template <atomic_kind K, class Op, class Fn>
@@ -721,27 +729,13 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   const std::int64_t rows = partials ? plan.grid / cluster : 0;
   hist_temp partial_rows(ctx, std::size_t(rows * H) * sizeof(typename Op::value_type));
   const std::int64_t per_hist = batches == 1 ? plan.grid : plan.blocks_per_histogram;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(plan.grid));
-  config.blockDim = dim3(unsigned(plan.block_threads));
-  config.dynamicSmemBytes = bytes;
-  config.stream = ctx.stream();
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = unsigned(cluster);
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = cluster > 1 ? 1 : 0;
+  cluster_launch launch(plan.grid, plan.block_threads, bytes, ctx.stream(), cluster);
   for (std::int64_t off = 0; off < H; off += group * plan.chunk) {
-    SOAC_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, seg_len, per_hist, f, histo, static_cast<int*>(locks.p), H, off,
+    SOAC_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, seg_len, per_hist, f, histo, static_cast<int*>(locks.p), H, off,
                                        int(plan.chunk), plan.multi, int(group), cluster,
                                        static_cast<typename Op::value_type*>(partial_rows.p)));
   }
-  if (partials) {
-    hist_rows_kernel<Op><<<unsigned(ceil_div(H, 32)), dim3(32, rows_warps), 0, ctx.stream()>>>(
-        static_cast<const typename Op::value_type*>(partial_rows.p), histo, H, rows);
-    SOAC_CHECK_LAUNCH("hist_rows_kernel");
-  }
+  if (partials) reduce_rows<Op>(ctx, static_cast<const typename Op::value_type*>(partial_rows.p), histo, H, rows);
 }
 
 template <atomic_kind K, class Op, update_mode Mode, class F>
@@ -822,23 +816,9 @@ void hist_split_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typename
   plan.items_per_thread = Items;
   const std::int64_t rows = plan.block_partials ? clusters : 0;
   hist_temp partial_rows(ctx, std::size_t(rows * H) * sizeof(V));
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(plan.grid));
-  config.blockDim = dim3(unsigned(plan.block_threads));
-  config.dynamicSmemBytes = plan.shared_bytes;
-  config.stream = ctx.stream();
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = unsigned(C);
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  SOAC_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, n, f, histo, H, unsigned(plan.chunk), static_cast<V*>(partial_rows.p)));
-  if (rows) {
-    hist_rows_kernel<Op><<<unsigned(ceil_div(H, 32)), dim3(32, rows_warps), 0, ctx.stream()>>>(
-        static_cast<const V*>(partial_rows.p), histo, H, rows);
-    SOAC_CHECK_LAUNCH("hist_rows_kernel");
-  }
+  cluster_launch launch(plan.grid, plan.block_threads, plan.shared_bytes, ctx.stream(), C);
+  SOAC_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, n, f, histo, H, unsigned(plan.chunk), static_cast<V*>(partial_rows.p)));
+  if (rows) reduce_rows<Op>(ctx, static_cast<const V*>(partial_rows.p), histo, H, rows);
 }
 
 // Whether the device holds at least one cluster of the split plan's shape (the model's split
