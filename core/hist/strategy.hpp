@@ -56,7 +56,8 @@ struct hist_options {
   // histogram together, each a slice of H / split bins in its shared memory, and update each
   // other's slices through distributed shared memory, so histograms up to split times larger than
   // one block's shared memory stay in one pass. 0: the model (see hist_tuning::split_note), 1:
-  // never. Hardware and CAS kinds only; a single histogram (batched ones never split).
+  // never. Hardware and CAS kinds only; batched histograms split only where they fall back to one
+  // flattened histogram.
   int split = 0;
 };
 
