@@ -261,9 +261,9 @@ __device__ __forceinline__ void fold_range(typename Op::value_type* out, int* ou
 }
 
 // Whether shared kernels of update mode Mode fold through clusters (in a version of their own)
-// and block partials: the atomic mode's (the only one the model uses them for; see merge_block for
-// what the cluster code costs, and for the compile time of one more kernel per operator and
-// functor).
+// and block partials: the atomic mode's (the only one block partials serve and clusters can be
+// forced for; see merge_block for what the cluster code costs, and for the compile time of one
+// more kernel per operator and functor).
 template <update_mode Mode>
 inline constexpr bool hist_fold_variants = Mode == update_mode::atomic;
 
@@ -387,8 +387,14 @@ __global__ void __launch_bounds__(MaxBlock)
   V* mine = sub + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   const auto update = [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode>(res, mine, my_locks, off, limit, stride); };
-  if (WideItems > 0 && wide) for_part<(WideItems > 0 ? WideItems : 1)>(h * seg_len, (h + 1) * seg_len, r, parts, f, update);
-  else for_part<Items>(h * seg_len, (h + 1) * seg_len, r, parts, f, update);
+  const auto steps = [&](auto items) { for_part<decltype(items)::value>(h * seg_len, (h + 1) * seg_len, r, parts, f, update); };
+  using narrow = std::integral_constant<int, Items>;
+  if constexpr (WideItems > 0) {
+    if (wide) steps(std::integral_constant<int, WideItems>{});
+    else steps(narrow{});
+  } else {
+    steps(narrow{});
+  }
   __syncthreads();
   // Combine the block's M sub-histograms and fold the result into the destination.
   V* out = histo + h * H + off;

@@ -187,7 +187,7 @@ inline constexpr bool warp_combine_default = false;
 // inspected), and argmax H = 505 (32 threads) 1132 vs 262 us.
 inline constexpr int private_min_threads = 192;
 // The same for contention-tolerant operators (arg_max), whose shared atomics mostly read: since
-// shared CAS takes one element per step (shared_items_cas), argmax H = 127 (224 threads) takes
+// shared CAS takes one element per step (shared_items_cas_contended), argmax H = 127 (224 threads) takes
 // 192 us private vs 156 us with one shared copy per block, H = 31 (928 threads) 105 vs 155 us.
 inline constexpr int private_min_threads_tolerant = 512;
 // Elements per thread for thread-private blocks of at most private_items_max_block threads when
@@ -203,7 +203,7 @@ inline constexpr int private_many_threads = 1024;
 //   memory HDW is bound by L2 atomics at ~600 us for every H >= 12K and every M, so S = 7
 //   (H = 393K: 487-493 us vs 592-612 us global) wins and S = 28 (1.5M: 1915 us) loses.
 // - CAS, operators that write on most updates (saturated add): 7. With the passes side by side
-//   and one element per step (shared_items_cas), S = 7 M = 1 beats global memory at RF = 1
+//   and one element per step (shared_items_cas_contended), S = 7 M = 1 beats global memory at RF = 1
 //   (sat-add 393K: 1312 vs 1612 us) and is 3% behind at RF = 63 (2190 vs 2117 us); S = 14 loses
 //   (786K: 2325 vs 1623 us). (With eight elements per step S = 7 had lost: 2553 vs 1619 us.)
 // - CAS, contention-tolerant operators (arg_max, see plan_hist_shared): 1. Their global updates
