@@ -637,6 +637,27 @@ TEST(HistModel, ClustersOnlyWhenForced) {
   EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 4, four).cluster, 4);
 }
 
+// HDW histograms beyond hdw_one_block_bytes run one block per SM; CAS keeps two where its copies
+// fit (footnote 7).
+TEST(HistModel, LargeHdwHistogramsRunOneBlockPerSm) {
+  const auto p = h100();
+  for (std::int64_t H : {31, 2048, 8192}) {
+    const auto plan = plan_hist_shared(p, N50M, H, 4, atomic_kind::hdw, {});
+    EXPECT_EQ(plan.blocks_per_sm, 2) << "H=" << H;
+    EXPECT_EQ(plan.grid, 2 * p.sm_count) << "H=" << H;
+  }
+  for (std::int64_t H : {8193, 24576, 49152}) {
+    const auto plan = plan_hist_shared(p, N50M, H, 4, atomic_kind::hdw, {});
+    EXPECT_EQ(plan.blocks_per_sm, 1) << "H=" << H;
+    EXPECT_EQ(plan.grid, p.sm_count) << "H=" << H;
+    EXPECT_EQ(plan.passes, 1) << "H=" << H;
+  }
+  // One pass holds up to all of one block's shared memory (227 KiB: 58K four-byte bins).
+  EXPECT_EQ(plan_hist_shared(p, N50M, 57344, 4, atomic_kind::hdw, {}).passes, 1);
+  EXPECT_EQ(plan_hist_shared(p, N50M, 2048, 4, atomic_kind::cas, {}).blocks_per_sm, 2);
+  EXPECT_EQ(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::cas, {}).blocks_per_sm, 1);
+}
+
 // Block partials for the same plans (see hist_tuning::partials_for_cas), on any device.
 TEST(HistModel, BlockPartialsForOnePassCasThatWrites) {
   const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);

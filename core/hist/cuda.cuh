@@ -334,6 +334,17 @@ __device__ __forceinline__ void merge_block(typename Op::value_type* sub, std::i
 #endif
 }
 
+// p, a pointer into the block's shared memory, as one the compiler keeps in a register. Otherwise
+// ptxas recomputes the shared window's address (S2UR, ULEA on sm_90) inside every conditional
+// update, five of the ~35 instructions per element of a 48K-bin int histogram on the H100, whose
+// one 1024-thread block per SM cannot hide them. The atomics stay shared-memory ones.
+template <class T>
+__device__ __forceinline__ T* register_shared(T* p) {
+  unsigned int address = unsigned(__cvta_generic_to_shared(p));
+  asm volatile("" : "+r"(address));  // opaque to the compiler, so it cannot rematerialise it
+  return static_cast<T*>(__cvta_shared_to_generic(address));
+}
+
 // One pass (bins [off, off + chunk)) of the shared-memory strategy. Block b works on histogram
 // b / per_hist over elements [h * seg_len, (h + 1) * seg_len); per_hist = gridDim.x and
 // seg_len = n for a single histogram. Mode exclusive: M = blockDim.x, every thread owns a copy.
@@ -384,7 +395,7 @@ __global__ void __launch_bounds__(MaxBlock)
   const int m = threadIdx.x % M;
   const int lhid = interleaved ? m : m * chunk;
   const int stride = interleaved ? M : 1;
-  V* mine = sub + lhid;
+  V* mine = register_shared(sub + lhid);
   int* my_locks = locks ? locks + lhid : nullptr;
   const auto update = [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode>(res, mine, my_locks, off, limit, stride); };
   const auto steps = [&](auto items) { for_part<decltype(items)::value>(h * seg_len, (h + 1) * seg_len, r, parts, f, update); };
@@ -688,7 +699,9 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, false, WideItems>;
   plan.shared_bytes = bytes;
   plan.warp_combine = Mode == update_mode::combined;
-  const int per_sm = resident_blocks(kernel, plan.block_threads, bytes, "hist");
+  // As many blocks per SM as fit, up to the plan's.
+  const int fit = resident_blocks(kernel, plan.block_threads, bytes, "hist");
+  const int per_sm = plan.blocks_per_sm > 0 ? std::min(fit, plan.blocks_per_sm) : fit;
   const std::int64_t resident = std::int64_t(ctx.props().sm_count) * per_sm;
   // Passes side by side: the blocks of a group of passes share each part of the input (neighbouring
   // block indices, so they run at the same time and all but one read it from L2) instead of

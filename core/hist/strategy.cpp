@@ -204,6 +204,10 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     if (len < 1) throw usage_error("hist: M=" + std::to_string(M) + " sub-histograms do not fit shared memory");
     const std::int64_t S = ceil_div64(Hs, len);
     s = {M, S, ceil_div64(Hs, S), L, small ? k : 1};
+  } else if (kind == atomic_kind::hdw) {
+    // One block per SM beyond a small histogram (hist_tuning::hdw_one_block_bytes).
+    s = model(L_k, k);
+    if (k > 1 && (s.S > 1 || std::size_t(s.M * s.chunk) * el > hist_tuning::hdw_one_block_bytes)) s = model(L_1, 1);
   } else {
     s = model(L_k, k);
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
@@ -235,6 +239,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       plan.shared_bytes = std::size_t(ps.block) * std::size_t(Hs) * el;
       const bool few = ps.threads_per_sm() < hist_tuning::private_many_threads && ps.block <= hist_tuning::private_items_max_block;
       plan.items_per_thread = few ? hist_tuning::private_items_per_thread : hist_tuning::items_per_thread;
+      plan.blocks_per_sm = ps.per_sm;
       plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
                                                                    ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
       plan.cluster = shared_cluster(o);
@@ -264,6 +269,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.coop = ceil_div64(B, plan.multi);
   plan.shared_bytes = std::size_t(plan.multi) * std::size_t(s.chunk) * el;
   const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
+  plan.blocks_per_sm = s.per_sm;
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
   plan.cluster = shared_cluster(o);
   plan.block_partials = shared_partials(o, plan, tolerant);

@@ -76,6 +76,7 @@ struct hist_plan {
   std::int64_t chunk = 0;         // Hchk
   std::int64_t coop = 0;          // C: threads sharing one sub-histogram
   int block_threads = 0;
+  int blocks_per_sm = 0;          // shared: resident blocks per SM the plan runs (0: as many as fit)
   std::int64_t grid = 0;
   int items_per_thread = 1;
   // Shared CAS: each block samples its first elements and takes items_wide elements per step
@@ -160,6 +161,14 @@ inline constexpr double u_hdw = 64.0, u_other = 1.0;
 // CAS and XCG keep the paper's rule: their contention is real (CAS H = 31: M = 933 219 us,
 // M = 297 379 us, M = 1 3277 us).
 inline constexpr std::size_t hdw_multi_bytes = 0;
+// HDW shared plans whose sub-histograms take more than this many bytes per block run one
+// 1024-thread block per SM (eqs. 1-3 with all of the SM's shared memory) instead of as many as fit.
+// Eight loads in flight per thread keep DRAM busy with 1024 threads, and every block folds all of
+// its bins into the destination at its end, so two blocks per SM fold twice as much. Measured on
+// the H100 (50M elements, a plain shared-atomic kernel, one vs two blocks per SM): H = 2K 79.1 vs
+// 78.7 us, 6K 79.2 vs 78.9, 12K 79.9 vs 81.4, 24K 81.4 vs 84.9 (RF = 1; RF = 63 24K 80.3 vs
+// 81.1); and in soac bench hist H = 31-505 one block measured 1-3 us slower.
+inline constexpr std::size_t hdw_one_block_bytes = 32 * 1024;
 // Shared memory, M >= 32: M is rounded down to a multiple of the warp size, which lets the
 // kernel interleave the sub-histograms (bin b of copy m at b * M + m) so that a warp's 32 lanes
 // always update 32 different banks. Eqs. 1-3 size M for contention only; the bank conflicts of
