@@ -184,7 +184,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
