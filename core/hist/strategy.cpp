@@ -204,10 +204,6 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     if (len < 1) throw usage_error("hist: M=" + std::to_string(M) + " sub-histograms do not fit shared memory");
     const std::int64_t S = ceil_div64(Hs, len);
     s = {M, S, ceil_div64(Hs, S), L, small ? k : 1};
-  } else if (kind == atomic_kind::hdw) {
-    // One block per SM beyond a small histogram (hist_tuning::hdw_one_block_bytes).
-    s = model(L_k, k);
-    if (k > 1 && (s.S > 1 || std::size_t(s.M * s.chunk) * el > hist_tuning::hdw_one_block_bytes)) s = model(L_1, 1);
   } else {
     s = model(L_k, k);
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
@@ -216,8 +212,9 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
     // add, 50M elements), two blocks vs one block per SM with twice the copies: RF = 1 505 141 vs
     // 188 us, 2K 144 vs 196, 24K 154 vs 202; RF = 63 6K 242 vs 310, 24K 246 vs 317, but 505 303 vs
     // 288. (Folding every block into the destination with compare-and-swap loops, two blocks per
-    // SM had measured 2x slower.)
-    if (s.S > 1 && k > 1) s = model(L_1, 1);
+    // SM had measured 2x slower.) HDW also beyond a small histogram (hist_tuning::hdw_one_block_bytes).
+    const bool large_hdw = kind == atomic_kind::hdw && std::size_t(s.M * s.chunk) * el > hist_tuning::hdw_one_block_bytes;
+    if (k > 1 && (s.S > 1 || large_hdw)) s = model(L_1, 1);
   }
   const bool modelled = o.multi <= 0 && o.passes <= 0;
   // Thread-private copies: forced, or (model only) for CAS and locks when enough threads stay.
