@@ -624,13 +624,25 @@ TEST(HistModel, SplitForCasBeyondSharedPasses) {
   EXPECT_THROW(planned(1000, atomic_kind::cas, 4, 0, odd), usage_error);
 }
 
-// The model runs no clusters (see hist_tuning::cluster_note); forced ones are kept in the plan.
-TEST(HistModel, ClustersOnlyWhenForced) {
-  const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, hist_options o = {}) {
-    return plan_hist_shared(h100(), N50M, H, el, k, o);
+// The model runs clusters only for contention-tolerant operators with two blocks per SM (see
+// hist_tuning::cluster_note); forced ones are kept in the plan.
+TEST(HistModel, ClustersForTolerantOperatorsOrWhenForced) {
+  const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, hist_options o = {}, double u = 0) {
+    return plan_hist_shared(h100(), N50M, H, el, k, o, u);
   };
   for (std::int64_t H : {2048, 49152, 196608}) EXPECT_EQ(h100_plan(H, atomic_kind::cas, 4).cluster, 1);
   EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4).cluster, 1);
+  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  for (std::int64_t H : {127, 505, 2048, 12288}) {
+    const auto plan = h100_plan(H, atomic_kind::cas, 8, {}, u);
+    EXPECT_EQ(plan.cluster, hist_tuning::cluster_tolerant) << "H=" << H;
+    EXPECT_EQ(plan.blocks_per_sm, 2) << "H=" << H;
+  }
+  EXPECT_EQ(h100_plan(24576, atomic_kind::cas, 8, {}, u).cluster, 1);  // one block per SM
+  EXPECT_EQ(h100_plan(31, atomic_kind::cas, 8, {}, u).cluster, 1);     // thread-private copies
+  hist_options none;
+  none.cluster = 1;
+  EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 8, none, u).cluster, 1);
   hist_options four;
   four.cluster = 4;
   EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4, four).cluster, 4);
@@ -767,11 +779,25 @@ TEST(HistModel, CasFollowsFootnote7) {
   const auto cas = plan_hist_shared(p, N50M, 6144, 4, atomic_kind::cas, {});
   EXPECT_EQ(cas.multi, 4);
   EXPECT_EQ(cas.grid, 2 * p.sm_count);
-  // Every copy that fits, contiguous: H = 505 takes M = 57, not rounded down to 32 interleaved ones.
+  // Every copy that fits the two blocks' 196 KiB (hist_tuning::cas_shared_per_sm), contiguous:
+  // H = 505 takes M = 49 (98980 bytes), not rounded down to 32 interleaved ones.
   const auto many = plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, {});
   EXPECT_EQ(many.grid, 2 * p.sm_count);
-  EXPECT_EQ(many.multi, 57);
-  EXPECT_EQ(many.model_multi, 57);
+  EXPECT_EQ(many.multi, 49);
+  EXPECT_EQ(many.model_multi, 49);
+  for (std::int64_t H : {505, 2048, 6144, 12288, 24576}) {
+    const auto plan = plan_hist_shared(p, N50M, H, 4, atomic_kind::cas, {});
+    EXPECT_LE(2 * (plan.shared_bytes + hist_tuning::shared_reserved_per_block), hist_tuning::cas_shared_per_sm) << "H=" << H;
+    EXPECT_EQ(plan.blocks_per_sm, 2) << "H=" << H;
+  }
+  EXPECT_EQ(plan_hist_shared(p, N50M, 2048, 4, atomic_kind::cas, {}).multi, 12);
+  // A forced M may still take all of the SM's shared memory; hardware atomics are not capped.
+  hist_options fifty_seven;
+  fifty_seven.multi = 57;
+  EXPECT_EQ(plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, fifty_seven).passes, 1);
+  hist_options copies;
+  copies.thread_private = hist_toggle::off;
+  EXPECT_EQ(plan_hist_shared(p, N50M, 505, 12, atomic_kind::xcg, copies).multi, 19);  // locks: all of half the SM
   EXPECT_EQ(many.items_per_thread, hist_tuning::shared_items_cas_contended);
   EXPECT_EQ(many.items_wide, hist_tuning::shared_items_cas_wide);
   const auto alone = plan_hist_shared(p, N50M, 49152, 4, atomic_kind::cas, {});

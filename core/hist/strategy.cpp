@@ -107,9 +107,13 @@ bool one_pass_cas_that_writes(const hist_plan& plan, bool tolerant) {
   return plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private && plan.passes == 1;
 }
 
-// Blocks per cluster for a shared plan (the launch falls back to 1 where the grid or the device
-// cannot hold them); see hist_tuning::cluster_note.
-int shared_cluster(const hist_options& o) { return o.cluster > 0 ? o.cluster : 1; }
+// Blocks per cluster for a shared plan of shared atomics (not thread-private copies) with
+// `per_sm` blocks per SM; the launch falls back to 1 where the grid or the device cannot hold
+// them. See hist_tuning::cluster_note.
+int shared_cluster(const hist_options& o, bool tolerant, int per_sm) {
+  if (o.cluster > 0) return o.cluster;
+  return tolerant && per_sm > 1 ? hist_tuning::cluster_tolerant : 1;
+}
 
 // Whether a shared plan folds through block partials; see hist_tuning::partials_for_cas.
 bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
@@ -128,6 +132,13 @@ std::size_t shared_limit(const device_properties& p, int per_sm) {
   const std::size_t share = p.shared_per_sm / std::size_t(per_sm);
   const std::size_t usable = share > hist_tuning::shared_reserved_per_block ? share - hist_tuning::shared_reserved_per_block : 0;
   return std::min(usable, std::max(p.shared_per_block_optin, p.shared_per_block));
+}
+
+// Shared memory one block of contended CAS may use when `per_sm` blocks share an SM; see
+// hist_tuning::cas_shared_per_sm.
+std::size_t cas_shared_limit(int per_sm) {
+  const std::size_t share = hist_tuning::cas_shared_per_sm / std::size_t(per_sm);
+  return share > hist_tuning::shared_reserved_per_block ? share - hist_tuning::shared_reserved_per_block : 0;
 }
 
 // The thread-private shape (hist_tuning::private_min_threads): blocks of `block` threads, each
@@ -175,6 +186,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   // Eqs. 1-3 for a per-block limit L with `per_sm` blocks per SM.
   struct shape { std::int64_t M, S, chunk; std::size_t L; int per_sm; };
   const auto model = [&](std::size_t L, int per_sm) {
+    if (kind == atomic_kind::cas && !tolerant && per_sm > 1) L = std::min(L, cas_shared_limit(per_sm));
     const std::int64_t blocks = std::int64_t(p.sm_count) * per_sm;
     const std::size_t L_multi = kind == atomic_kind::hdw ? std::min(L, hist_tuning::hdw_multi_bytes) : tolerant ? 0 : L;
     const double m = double(std::min<std::int64_t>(std::int64_t(L_multi / el), ceil_div64(std::max<std::int64_t>(n, 1), blocks))) / double(Hs);
@@ -239,7 +251,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       plan.blocks_per_sm = ps.per_sm;
       plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
                                                                    ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
-      plan.cluster = shared_cluster(o);
+      plan.cluster = o.cluster > 0 ? o.cluster : 1;
       plan.block_partials = shared_partials(o, plan, tolerant);
       return plan;
     }
@@ -268,7 +280,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   const std::int64_t per_block = std::int64_t(B) * plan.items_per_thread;
   plan.blocks_per_sm = s.per_sm;
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
-  plan.cluster = shared_cluster(o);
+  plan.cluster = shared_cluster(o, tolerant, s.per_sm);
   plan.block_partials = shared_partials(o, plan, tolerant);
   return plan;
 }

@@ -43,7 +43,7 @@ struct hist_options {
   // Shared strategy: blocks per thread-block cluster (sm_90 and later) that fold their
   // sub-histograms together through distributed shared memory before the fold into the
   // destination, so the destination takes one update per cluster instead of one per block.
-  // 0: the model (no clusters; see hist_tuning::cluster_note), 1: none. Plain atomic updates
+  // 0: the model (see hist_tuning::cluster_note), 1: none. Plain atomic updates
   // only (not thread-private or warp-combined ones), and only where the grid can be whole
   // clusters that are all resident at once; the plan says what ran.
   int cluster = 0;
@@ -133,6 +133,14 @@ inline constexpr int shared_items_cas_alone = 2;
 inline constexpr double cas_wide_bins_per_sharer = 2;
 // CUDA reserves 1 KiB of shared memory per resident block (sm_80 and later).
 inline constexpr std::size_t shared_reserved_per_block = 1024;
+// Shared CAS, operators that write on most updates, more than one block per SM: the blocks of an
+// SM use at most this much shared memory together (reserve included), so the SM runs with the
+// 196 KiB shared carve-out rather than the largest (228 KiB, which leaves L1 28 KiB). Contended
+// compare-and-swap loops ran 1.5x slower beyond it, with no change at low contention. Measured on
+// the H100 (24-bit saturated add, 50M elements, two blocks per SM, RF = 63): H = 505 M = 49
+// (98980 bytes per block) 219 us, M = 50 (101000 bytes) 353 us, M = 57 309 us; H = 2K M = 12
+// (96 KiB) 230 us, M = 13 (104 KiB) 360 us, M = 14 339 us; RF = 1 within 1% (133-135 us).
+inline constexpr std::size_t cas_shared_per_sm = 196 * 1024;
 // Eq. 4: k_RF, fitted by the paper.
 inline constexpr double k_rf = 0.75;
 // Eq. 4: the line size that divides RF. The paper's text says an L2 line; its Table I is only
@@ -222,7 +230,11 @@ inline constexpr int max_shared_passes_hdw = 8;
 inline constexpr int max_shared_passes_cas = 7;
 inline constexpr int max_shared_passes_cas_tolerant = 1;
 inline constexpr int max_shared_passes_xcg = 1;
-// cluster_note: the model runs no thread-block clusters (hist_options::cluster forces them).
+// cluster_note: the model runs clusters of cluster_tolerant blocks for contention-tolerant
+// operators (arg_max) with two blocks per SM, and no others (hist_options::cluster forces them).
+// arg_max, measured on the H100 (50M elements, one shared copy per block, clusters of 2 vs none):
+// RF = 1 127 142 vs 150 us, 505 143 vs 152, 2K 148 vs 157, 6K 154 vs 164, 12K 160 vs 170; RF = 63
+// 141-149 vs 148-154; but with one block per SM (24K, 8-byte bins) 270 vs 262.
 // Clusters of 2 had paid for CAS operators that write on most updates, in one pass, while blocks
 // folded their bins into the destination with compare-and-swap loops (two L2 round trips each):
 // measured on the H100 (soac bench hist, 50M elements, 24-bit saturated add, clusters of 2 vs
@@ -231,8 +243,9 @@ inline constexpr int max_shared_passes_xcg = 1;
 // Kernels that sample their steps (shared_items_cas_wide) and fold through clusters need 46
 // registers per thread, so they would run one 1024-thread block per SM (held to 32, they spill
 // 72 bytes); the sample gains more (RF = 1 505 152 -> 140 us, 24K 165 -> 148), so forced
-// clusters run the contended steps and the plan says so. HDW never gained (48K: 98.6 vs 95.8 us),
-// nor argmax (12K: 226 vs 228.5 us), nor passes side by side (196K: 1396 vs 1309 us).
+// clusters run the contended steps and the plan says so. HDW never gained (48K: 98.6 vs 95.8 us;
+// later with one block per SM, 24K 87.6 vs 85.2), nor passes side by side (196K: 1396 vs 1309
+// us). (argmax had measured no gain at 12K, 226 vs 228.5 us, with an earlier shared kernel.)
 // split_note: split shared histograms (hist_options::split) for CAS operators that write on
 // most updates, where the shared plan has too many passes (max_shared_passes_cas), in the smallest
 // cluster (up to split_max_cas blocks, one block per SM) whose slices fit; global memory
@@ -245,6 +258,7 @@ inline constexpr int max_shared_passes_xcg = 1;
 // RF = 1 342 / 582 / 693 / 792 vs 92.5 us; 786K 16: 723 vs 590), so did argmax (48K RF = 1 565 /
 // 747 / 829 / 883 vs 425; 196K 8: 952 vs 446).
 inline constexpr int split_max_cas = 16;
+inline constexpr int cluster_tolerant = 2;
 // Split histograms, elements per step for CAS kinds (HDW takes items_per_thread). Measured on the
 // H100 (saturated add 393K, split 8, 1 / 2 / 4 elements): RF = 1 1315 / 1333 / 1367 us, RF = 63
 // 1629 / 1745 / 1810; argmax 48K split 2: RF = 1 452 / 565 / 569 us.
