@@ -1,5 +1,7 @@
 #include "bench/harness.hpp"
 
+#include "bench/hold.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,16 +86,25 @@ stats time(const context& ctx, const settings& s, const std::function<void()>& b
   if (ctx.is_cuda()) {
     ctx.activate();
     event_pair ev;
+    stream_hold hold;
+    bool holding = !s.launch_latency, waited = false;
     warm_up(ctx, s, body);
     for (int r = 0; r < s.runs; ++r) {
+      if (holding) hold.hold(ctx.stream());
       SOAC_CUDA_CHECK(cudaEventRecord(ev.start, ctx.stream()));
       body();
       SOAC_CUDA_CHECK(cudaEventRecord(ev.stop, ctx.stream()));
+      hold.release();
       SOAC_CUDA_CHECK(cudaEventSynchronize(ev.stop));
       float ms = 0;
       SOAC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
       samples.push_back(ms);
+      // A body that waits for the device would wait out every hold: time the rest as they come.
+      if (holding && hold.timed_out()) holding = false, waited = true;
     }
+    stats t = summarize(std::move(samples));
+    t.waits_for_device = waited;
+    return t;
   } else {
     warm_up(ctx, s, body);
     for (int r = 0; r < s.runs; ++r) {
@@ -188,15 +199,22 @@ void suite::measure(std::string variant, role kind, const std::function<void()>&
     one.warmup = 0;
     one.warmup_ms = 0;
     warm_up(ctx_, settings_, [&] { setup(); body(); });
+    bool waited = false;
     for (int r = 0; r < settings_.runs; ++r) {
       setup();
       ctx_.synchronize();
-      samples.push_back(time(ctx_, one, body).median_ms);
+      const stats run = time(ctx_, one, body);
+      samples.push_back(run.median_ms);
+      if (run.waits_for_device) waited = true, one.launch_latency = true;
     }
     t = summarize(std::move(samples));
+    t.waits_for_device = waited;
   } else {
     t = time(ctx_, settings_, body);
   }
+  if (t.waits_for_device)
+    std::cerr << "bench: " << cases_.back().name << ": " << variant
+              << " waits for the device while timed; its runs include the host's launch latency\n";
   cases_.back().variants.push_back(variant_result{std::move(variant), kind, t, std::move(note)});
 }
 
@@ -209,7 +227,11 @@ void suite::print(std::ostream& out) const {
   out << name_ << " on " << ctx_.describe() << "\n";
   out << "copy bandwidth (read+write): " << fixed(copy_bandwidth_ / 1e9, 0) << " GB/s; "
       << settings_.runs << " timed runs after " << settings_.warmup << " warm-up (at least " << settings_.warmup_ms
-      << " ms), median shown\n";
+      << " ms), median shown";
+  if (ctx_.is_cuda())
+    out << (settings_.launch_latency ? "; times include the host's launch latency"
+                                     : "; GPU time (each run queued behind a held stream)");
+  out << "\n";
   out << "ratios are time / reference time: below 1.00x is faster than the reference\n";
   for (const auto& c : cases_) {
     std::vector<const variant_result*> baselines;
@@ -250,7 +272,8 @@ nlohmann::json suite::to_json() const {
   nlohmann::json j;
   j["suite"] = name_;
   j["environment"] = environment_;
-  j["settings"] = {{"warmup", settings_.warmup}, {"warmup_ms", settings_.warmup_ms}, {"runs", settings_.runs}};
+  j["settings"] = {{"warmup", settings_.warmup}, {"warmup_ms", settings_.warmup_ms}, {"runs", settings_.runs},
+                   {"launch_latency", settings_.launch_latency}};
   j["copy_bandwidth_gbs"] = copy_bandwidth_ / 1e9;
   j["cases"] = nlohmann::json::array();
   for (const auto& c : cases_) {
@@ -263,6 +286,7 @@ nlohmann::json suite::to_json() const {
                            {"min_ms", v.time.min_ms},
                            {"max_ms", v.time.max_ms},
                            {"runs", v.time.runs},
+                           {"waits_for_device", v.time.waits_for_device},
                            {"gbs", c.bytes / (v.time.median_ms * 1e-3) / 1e9},
                            {"x_floor", v.time.median_ms / floor_ms(c)}};
       nlohmann::json vs = nlohmann::json::object();

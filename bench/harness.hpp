@@ -24,11 +24,17 @@ struct settings {
   int runs = 31;          // timed runs; median reported
   bool progress = true;   // progress line on stderr
   double warmup_ms = 20;  // more untimed runs until they took this long (see warm_up)
+  // cuda: time each run from the moment the host starts queueing it (the host's launch latency
+  // included) instead of queueing it behind a held stream (see time).
+  bool launch_latency = false;
 };
 
 struct stats {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int runs = 0;
+  // cuda: the body waited for the device while its stream was held (see time), so its runs
+  // were timed with the host's launch latency.
+  bool waits_for_device = false;
 };
 
 // Median (mean of the middle two for even counts), min and max of samples in ms.
@@ -41,7 +47,13 @@ stats summarize(std::vector<double> samples_ms);
 void warm_up(const context& ctx, const settings& s, const std::function<void()>& body);
 
 // Times body after warm_up: CUDA events around each run on ctx.stream() (cuda) or the steady
-// clock (host).
+// clock (host). On cuda each run is queued (start event, body, stop event) behind a spin kernel
+// that the host releases once it has queued the run (bench::stream_hold, NVBench's blocking
+// kernel), so the events measure the GPU's work back to back: an idle GPU would otherwise start
+// the clock at the start event and wait for the host to plan and launch the first kernel (about
+// 5-7 us for one hist call on the H100, against 80 us of work). A body that waits for the device
+// itself (hist's RF inspector) ends the hold by its timeout and keeps its gaps in the time.
+// s.launch_latency measures without the hold.
 stats time(const context& ctx, const settings& s, const std::function<void()>& body);
 
 // Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written, over a

@@ -200,6 +200,7 @@ int cmd_bench(std::vector<std::string>& args) {
       ("warmup", "untimed runs before timing", cxxopts::value<int>()->default_value("5"))
       ("warmup-ms", "... and more untimed runs until they took this many ms", cxxopts::value<double>()->default_value("20"))
       ("json", "also write every figure as JSON to FILE", cxxopts::value<std::string>())
+      ("launch-latency", "time each run from when the host starts launching it (default: the GPU's work only, queued behind a held stream)")
       ("no-progress", "no progress lines on stderr");
   const auto r = parse(o, args);
   const auto& a = apps::find_app(required<std::string>(r, o, "app"));
@@ -213,6 +214,7 @@ int cmd_bench(std::vector<std::string>& args) {
   s.warmup = r["warmup"].as<int>();
   s.warmup_ms = r["warmup-ms"].as<double>();
   s.progress = r.count("no-progress") == 0;
+  s.launch_latency = r.count("launch-latency") > 0;
   context ctx = make_context(r);
   bench::suite suite(ctx, a.name(), s);
   a.bench(ctx, req, suite);

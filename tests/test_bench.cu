@@ -1,10 +1,14 @@
-// The benchmark harness: statistics, ratios, table and JSON (on the host backend, so CI runs it).
+// The benchmark harness: statistics, ratios, table and JSON (on the host backend, so CI runs it),
+// and (Cuda*) the held stream that keeps the host's launch latency out of GPU timings.
 #include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "bench/harness.hpp"
+#include "bench/hold.hpp"
+#include "core/buffer.hpp"
+#include "core/cuda_check.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -81,6 +85,46 @@ TEST(BenchSuite, RejectsBadSettings) {
   EXPECT_THROW(bench::suite(ctx, "x", s), usage_error);
   bench::suite ok(ctx, "x", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
   EXPECT_THROW(ok.measure("v", bench::role::soac, [] {}), usage_error);  // no case begun
+}
+
+// A run whose host side takes 3 ms before it queues 1 MiB of memset: behind the held stream the
+// events see only the memset; with launch_latency they see the 3 ms.
+TEST(CudaBenchHold, KeepsTheHostsLaunchLatencyOut) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  context ctx(backend::cuda);
+  buffer<unsigned char> b(ctx, std::size_t{1} << 20);
+  const auto body = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    SOAC_CUDA_CHECK(cudaMemsetAsync(b.data(), 1, b.size(), ctx.stream()));
+  };
+  bench::settings s{.warmup = 1, .runs = 5, .progress = false, .warmup_ms = 0};
+  const auto held = bench::time(ctx, s, body);
+  EXPECT_LT(held.median_ms, 1.0);
+  EXPECT_FALSE(held.waits_for_device);
+  s.launch_latency = true;
+  const auto latent = bench::time(ctx, s, body);
+  EXPECT_GE(latent.median_ms, 3.0);
+  EXPECT_FALSE(latent.waits_for_device);
+}
+
+// A body that waits for its stream cannot run behind a hold: the hold times out once, the run
+// still finishes, and the rest are timed without holding.
+TEST(CudaBenchHold, BodiesThatSynchroniseAreTimedWithoutIt) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  context ctx(backend::cuda);
+  buffer<unsigned char> b(ctx, std::size_t{1} << 20);
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto t = bench::time(ctx, bench::settings{.warmup = 1, .runs = 4, .progress = false, .warmup_ms = 0}, [&] {
+    SOAC_CUDA_CHECK(cudaMemsetAsync(b.data(), 1, b.size(), ctx.stream()));
+    SOAC_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    ++calls;
+  });
+  EXPECT_TRUE(t.waits_for_device);
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(t.runs, 4);
+  // One timeout, not one per run.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(int(3 * bench::stream_hold::timeout_ms)));
 }
 
 }  // namespace
