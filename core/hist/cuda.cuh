@@ -101,7 +101,7 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
         value[q] = static_cast<V>(U::get(r[j], k).value);
         const bool lead = lead_update<Mode == update_mode::combined, Op>(b, off, limit, value[q]);
         where[q] = lead ? sub + (b - off) * stride : nullptr;
-        if (lead) first[q] = cas_first_read(where[q]);
+        if (lead) first[q] = cas_first_read<Op>(where[q]);
       }
     }
 #pragma unroll
