@@ -573,13 +573,16 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8, above the H100 re-fit's 7
   // On an H100: saturated add at 393K (S = 7) stays shared, 786K (S = 14) splits over a cluster
   // (see SplitForCasBeyondSharedPasses) and 1.5M goes global; arg_max, whose tolerance makes
-  // global M = 1 cheap, leaves shared memory at S = 2.
+  // global M = 1 cheap, leaves shared memory at S = 2 ...
   EXPECT_EQ(plan_hist(h100, N50M, 196608, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 1572864, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
   const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
-  EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
+  // ... and where its one pass takes a whole SM (24K 8-byte bins: one block per SM).
+  EXPECT_EQ(plan_hist(h100, N50M, 12288, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
+  EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::global);
   EXPECT_EQ(plan_hist(h100, N50M, 49152, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::global);
+  EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}).strategy, hist_strategy::shared);  // writes
   EXPECT_EQ(choose(2048, atomic_kind::xcg, 12), hist_strategy::shared);
   EXPECT_EQ(choose(6144, atomic_kind::xcg, 12), hist_strategy::global);
   bool inspected = false;

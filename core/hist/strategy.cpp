@@ -394,7 +394,11 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
   const std::size_t L_1 = std::max(p.shared_per_block_optin, p.shared_per_block);
   if (el <= L_1) {
     const hist_plan shared = plan_hist_shared(p, n, H, el, kind, model, u);
-    if (shared.passes <= max_shared_passes(kind, u)) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o, u) : shared;
+    // Contention-tolerant operators also leave a pass that takes one block per SM where the
+    // threads would fit more (see hist_tuning::max_shared_passes_cas_tolerant).
+    const bool lone_tolerant = contention_tolerant(u) && !shared.thread_private && shared.blocks_per_sm == 1 &&
+                               p.max_threads_per_sm / shared.block_threads > 1;
+    if (shared.passes <= max_shared_passes(kind, u) && !lone_tolerant) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o, u) : shared;
   }
   // Beyond that, CAS operators that write split the histogram over a cluster where its slices fit
   // (hist_tuning::split_note).

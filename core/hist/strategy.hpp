@@ -225,6 +225,10 @@ inline constexpr int private_many_threads = 1024;
 //   (786K: 2325 vs 1623 us). (With eight elements per step S = 7 had lost: 2553 vs 1619 us.)
 // - CAS, contention-tolerant operators (arg_max, see plan_hist_shared): 1. Their global updates
 //   mostly read and leave, so global M = 1 is cheap: argmax 48K S = 2 818 us vs global 477 us.
+//   They also leave one pass that needs all of an SM's shared memory (one block per SM, where
+//   the threads would fit two): since their first global reads go through L1 (cas_first_read),
+//   argmax 24K measured 238 / 221 us global M = 1 vs 257 / 251 shared (RF = 1 / 63); at 12K, two
+//   blocks per SM, shared stays ahead (162 / 150 vs 234 / 223).
 // - XCG (locks): S = 2-3 in shared took 6.7-12 ms, global 4.9-9 ms: 1.
 inline constexpr int max_shared_passes_hdw = 8;
 inline constexpr int max_shared_passes_cas = 7;
