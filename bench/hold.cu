@@ -31,6 +31,7 @@ stream_hold::stream_hold() {
   SOAC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag_), 2 * sizeof(int), cudaHostAllocMapped));
   flag_[0] = 1;
   flag_[1] = 0;
+  SOAC_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flag_), flag_, 0));
 }
 
 stream_hold::~stream_hold() { cudaFreeHost(flag_); }
@@ -39,9 +40,7 @@ void stream_hold::hold(cudaStream_t stream) {
   volatile int* f = flag_;
   f[0] = 0;
   f[1] = 0;
-  int* device_flag = nullptr;
-  SOAC_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flag), flag_, 0));
-  hold_kernel<<<1, 1, 0, stream>>>(device_flag, static_cast<std::uint64_t>(timeout_ms * 1e6));
+  hold_kernel<<<1, 1, 0, stream>>>(device_flag_, static_cast<std::uint64_t>(timeout_ms * 1e6));
   SOAC_CHECK_LAUNCH("hold_kernel");
 }
 

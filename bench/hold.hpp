@@ -25,6 +25,7 @@ class stream_hold {
 
  private:
   int* flag_ = nullptr;  // mapped host memory: [0] released by the host, [1] timed out (see hold.cu)
+  int* device_flag_ = nullptr;  // the same memory as the kernel addresses it
 };
 
 }  // namespace soac::bench
