@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -80,27 +81,29 @@ void warm_up(const context& ctx, const settings& s, const std::function<void()>&
   }
 }
 
-stats time(const context& ctx, const settings& s, const std::function<void()>& body) {
+stats time(const context& ctx, const settings& s, const std::function<void()>& body, stream_hold* shared_hold) {
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(s.runs));
   if (ctx.is_cuda()) {
     ctx.activate();
     event_pair ev;
-    stream_hold hold;
+    std::unique_ptr<stream_hold> own;
+    if (!shared_hold && !s.launch_latency) own = std::make_unique<stream_hold>();
+    stream_hold* hold = shared_hold ? shared_hold : own.get();
     bool holding = !s.launch_latency, waited = false;
     warm_up(ctx, s, body);
     for (int r = 0; r < s.runs; ++r) {
-      if (holding) hold.hold(ctx.stream());
+      if (holding) hold->hold(ctx.stream());
       SOAC_CUDA_CHECK(cudaEventRecord(ev.start, ctx.stream()));
       body();
       SOAC_CUDA_CHECK(cudaEventRecord(ev.stop, ctx.stream()));
-      hold.release();
+      if (holding) hold->release();
       SOAC_CUDA_CHECK(cudaEventSynchronize(ev.stop));
       float ms = 0;
       SOAC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
       samples.push_back(ms);
       // A body that waits for the device would wait out every hold: time the rest as they come.
-      if (holding && hold.timed_out()) holding = false, waited = true;
+      if (holding && hold->timed_out()) holding = false, waited = true;
     }
     stats t = summarize(std::move(samples));
     t.waits_for_device = waited;
@@ -200,10 +203,12 @@ void suite::measure(std::string variant, role kind, const std::function<void()>&
     one.warmup_ms = 0;
     warm_up(ctx_, settings_, [&] { setup(); body(); });
     bool waited = false;
+    std::unique_ptr<stream_hold> hold;
+    if (ctx_.is_cuda() && !one.launch_latency) hold = std::make_unique<stream_hold>();
     for (int r = 0; r < settings_.runs; ++r) {
       setup();
       ctx_.synchronize();
-      const stats run = time(ctx_, one, body);
+      const stats run = time(ctx_, one, body, hold.get());
       samples.push_back(run.median_ms);
       if (run.waits_for_device) waited = true, one.launch_latency = true;
     }

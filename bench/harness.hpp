@@ -19,6 +19,8 @@
 
 namespace soac::bench {
 
+class stream_hold;
+
 struct settings {
   int warmup = 5;         // untimed runs first (module load, caches, allocator)
   int runs = 31;          // timed runs; median reported
@@ -53,8 +55,9 @@ void warm_up(const context& ctx, const settings& s, const std::function<void()>&
 // the clock at the start event and wait for the host to plan and launch the first kernel (about
 // 5-7 us for one hist call on the H100, against 80 us of work). A body that waits for the device
 // itself (hist's RF inspector) ends the hold by its timeout and keeps its gaps in the time.
-// s.launch_latency measures without the hold.
-stats time(const context& ctx, const settings& s, const std::function<void()>& body);
+// s.launch_latency measures without the hold. `hold`: one to reuse across calls (cuda; null: a
+// fresh one, which allocates pinned host memory).
+stats time(const context& ctx, const settings& s, const std::function<void()>& body, stream_hold* hold = nullptr);
 
 // Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written, over a
 // buffer well beyond L2 (host: memcpy bandwidth of the same size).
