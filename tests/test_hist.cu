@@ -72,13 +72,19 @@ std::vector<hist_options> strategies() {
     r.split = c;
     return r;
   };
+  auto partitioned = [](hist_options r) {
+    r.partition = hist_toggle::on;
+    return r;
+  };
   // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
   // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
   // for every kind (refused where a copy per thread does not fit); shared shapes also run in
   // clusters of 2-8 blocks (contiguous, interleaved, multi-pass side by side; thread-private
   // blocks ask for clusters and fold without them); block partials are forced on (one pass, with
   // and without clusters; multi-pass and thread-private shapes fold without them) and off; split
-  // over clusters of 4 and 16 (refused for locks, before sm_90 and where a slice does not fit).
+  // over clusters of 4 and 16 (refused for locks, before sm_90 and where a slice does not fit);
+  // partitioned into buckets of chunks, by the model's M and with M = 32 (refused for locks and
+  // values over 8 bytes, and where 32 copies of a chunk do not fit).
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
@@ -94,7 +100,8 @@ std::vector<hist_options> strategies() {
           partials(o(hist_strategy::shared, 4, 2), hist_toggle::on),
           partials(exclusive(o(hist_strategy::shared, 0, 0)), hist_toggle::on),
           partials(o(hist_strategy::automatic, 0, 0), hist_toggle::off),
-          split(o(hist_strategy::shared, 0, 0), 4), split(o(hist_strategy::shared, 0, 0), 16)};
+          split(o(hist_strategy::shared, 0, 0), 4), split(o(hist_strategy::shared, 0, 0), 16),
+          partitioned(o(hist_strategy::shared, 0, 0)), partitioned(o(hist_strategy::shared, 32, 0))};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference.
@@ -485,6 +492,40 @@ TEST_P(Hist, SplitHistogramsRunThroughDistributedSharedMemory) {
   }
 }
 
+// Partitioned: many buckets, some empty, skewed sizes (a part of one block spans several buckets,
+// one bucket spans many parts), with ignored bins, against every operator class it takes.
+TEST_P(Hist, PartitionedBucketsAnyShape) {
+  if (!ctx().is_cuda()) GTEST_SKIP() << "the host backend has no buckets";
+  const std::int64_t H = 1'500'000, n = 600'001;
+  // Half the elements in the first 30K bins, the rest spread (and a few out of range); bins
+  // 600K-900K never hit, so their buckets are empty.
+  auto bins = random_bins(n, -3, H + 3, 131);
+  const auto hot = random_bins(n, 0, 29'999, 132);
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    if (i % 2 == 0) bins[i] = hot[i];
+    else if (bins[i] >= 600'000 && bins[i] < 900'000) bins[i] -= 300'000;
+  }
+  const auto values = random_values<std::uint32_t>(n, 133, 0, 1 << 20);
+  buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
+  buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
+  const auto run = [&](auto op) {
+    using Op = decltype(op);
+    using V = typename Op::value_type;
+    std::vector<V> expected(std::size_t(H), Op::identity());
+    validate::hist_reference<std::int64_t, V>(expected, bins, values, op);
+    buffer<V> h(ctx(), std::span<const V>(std::vector<V>(std::size_t(H), Op::identity())));
+    hist_options o;
+    o.partition = hist_toggle::on;
+    const auto plan = hist(ctx(), o, n, from_arrays<V>{b.data(), v.data()}, h.view(), op);
+    EXPECT_TRUE(plan.partitioned) << plan.describe();
+    EXPECT_GT(plan.passes, 50) << plan.describe();
+    EXPECT_EQ(h.to_vector(), expected) << plan.describe();
+  };
+  run(plus<std::uint32_t>{});
+  run(saturating_plus<std::uint32_t, 24>{});
+  run(maximum<std::uint32_t>{});
+}
+
 SOAC_INSTANTIATE_BACKENDS(Hist);
 
 // ---- The models, on the paper's GPU (RTX 2080 Ti: 68 SMs x 1024 threads, 48 KiB, 5.5 MiB L2).
@@ -571,12 +612,21 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
   EXPECT_EQ(choose(49152, atomic_kind::cas, 4), hist_strategy::shared);   // S = 4
   EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8, above the H100 re-fit's 7
-  // On an H100: saturated add at 393K (S = 7) stays shared, 786K (S = 14) splits over a cluster
-  // (see SplitForCasBeyondSharedPasses) and 1.5M goes global; arg_max, whose tolerance makes
-  // global M = 1 cheap, leaves shared memory at S = 2 ...
-  EXPECT_EQ(plan_hist(h100, N50M, 196608, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
-  EXPECT_EQ(plan_hist(h100, N50M, 393216, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::shared);
-  EXPECT_EQ(plan_hist(h100, N50M, 1572864, 4, atomic_kind::cas, {}, [] { return 1.0; }).strategy, hist_strategy::global);
+  // On an H100: saturated add at 196K (S = 4) stays shared, from 393K (S = 7) on it is
+  // partitioned by chunk (see PartitionedBucketsFitTwoBlocksPerSm); without partitions 393K stays
+  // shared, 786K (S = 14) splits over a cluster (see SplitForCasBeyondSharedPasses) and 1.5M goes
+  // global; arg_max, whose tolerance makes global M = 1 cheap, leaves shared memory at S = 2 ...
+  hist_options whole;
+  whole.partition = hist_toggle::off;
+  const auto sat = [&](std::int64_t H, const hist_options& o) { return plan_hist(h100, N50M, H, 4, atomic_kind::cas, o, [] { return 1.0; }); };
+  EXPECT_EQ(sat(196608, {}).strategy, hist_strategy::shared);
+  EXPECT_FALSE(sat(196608, {}).partitioned);
+  for (std::int64_t H : {393216, 786432, 1572864}) EXPECT_TRUE(sat(H, {}).partitioned) << H;
+  EXPECT_EQ(sat(393216, whole).strategy, hist_strategy::shared);
+  EXPECT_FALSE(sat(393216, whole).partitioned);
+  EXPECT_EQ(sat(1572864, whole).strategy, hist_strategy::global);
+  // More buckets than an 8-bit digit ranks (255 * 24832 bins): global.
+  EXPECT_EQ(sat(255 * 24832 + 1, {}).strategy, hist_strategy::global);
   const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
   // ... and where its one pass takes a whole SM (24K 8-byte bins: one block per SM).
   EXPECT_EQ(plan_hist(h100, N50M, 12288, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
@@ -596,7 +646,9 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
 // whose slices fit one block (hist_tuning::split_note); forced splits are checked.
 TEST(HistModel, SplitForCasBeyondSharedPasses) {
   const device_properties p = h100();
+  // (Partitions, which the model prefers for these, are off.)
   const auto planned = [&](std::int64_t H, atomic_kind k, std::size_t el, double u = 0, hist_options o = {}) {
+    if (o.partition == hist_toggle::automatic) o.partition = hist_toggle::off;
     return plan_hist(p, N50M, H, el, k, o, {}, u);
   };
   const auto big = planned(786432, atomic_kind::cas, 4);
@@ -629,6 +681,40 @@ TEST(HistModel, SplitForCasBeyondSharedPasses) {
 
 // The model runs clusters only for contention-tolerant operators with two blocks per SM (see
 // hist_tuning::cluster_note); forced ones are kept in the plan.
+TEST(HistModel, PartitionedBucketsFitTwoBlocksPerSm) {
+  const auto p = h100();
+  hist_options on;
+  on.partition = hist_toggle::on;
+  // Saturated add: the contended CAS cap, 196 KiB for two blocks (99328 bytes each): 24832 bins.
+  const hist_plan cas = plan_hist(p, N50M, 1572864, 4, atomic_kind::cas, on, {});
+  EXPECT_TRUE(cas.partitioned);
+  EXPECT_EQ(cas.passes, 64);
+  EXPECT_EQ(cas.chunk, 24576);
+  EXPECT_EQ(cas.multi, 1);
+  EXPECT_EQ(cas.blocks_per_sm, 2);
+  // Int add: half of an SM's 228 KiB for each of two blocks (115712 bytes): 28928 bins.
+  const hist_plan hdw = plan_hist(p, N50M, 1572864, 4, atomic_kind::hdw, on, {});
+  EXPECT_EQ(hdw.passes, 55);
+  EXPECT_EQ(hdw.chunk, 28598);
+  EXPECT_EQ(plan_hist(p, N50M, 1000, 4, atomic_kind::hdw, on, {}).passes, 1);
+  // A forced M carries over to the buckets.
+  on.multi = 2;
+  EXPECT_EQ(plan_hist(p, N50M, 100'000, 4, atomic_kind::cas, on, {}).multi, 2);
+  on.multi = 0;
+  // Refused: locks, values over 8 bytes, more than 255 buckets, a forced S, 2^31 updates.
+  EXPECT_THROW(plan_hist(p, N50M, 100'000, 12, atomic_kind::xcg, on, {}), usage_error);
+  EXPECT_THROW(plan_hist(p, N50M, 1000, 16, atomic_kind::cas, on, {}), usage_error);
+  EXPECT_THROW(plan_hist(p, N50M, 255 * 24832 + 1, 4, atomic_kind::cas, on, {}), usage_error);
+  EXPECT_NO_THROW(plan_hist(p, N50M, 255 * 24832, 4, atomic_kind::cas, on, {}));
+  EXPECT_THROW(plan_hist(p, std::int64_t{1} << 30, 100'000, 4, atomic_kind::cas, on, {}, 0, 2), usage_error);
+  hist_options s2 = on;
+  s2.passes = 2;
+  EXPECT_THROW(plan_hist(p, N50M, 100'000, 4, atomic_kind::cas, s2, {}), usage_error);
+  // Off, or global forced: never partitioned.
+  on.strategy = hist_strategy::global;
+  EXPECT_FALSE(plan_hist(p, N50M, 1572864, 4, atomic_kind::cas, on, {}).partitioned);
+}
+
 TEST(HistModel, ClustersForTolerantOperatorsOrWhenForced) {
   const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, hist_options o = {}, double u = 0) {
     return plan_hist_shared(h100(), N50M, H, el, k, o, u);
@@ -746,7 +832,10 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   const auto g = plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }, u);
   EXPECT_EQ(g.strategy, hist_strategy::global);
   EXPECT_EQ(g.multi, 1);
-  const auto writes = plan_hist(p, N50M, 786432, 8, atomic_kind::cas, {}, [] { return 1.0; });
+  hist_options global;  // (the model partitions an 8-byte CAS histogram this large)
+  global.strategy = hist_strategy::global;
+  EXPECT_TRUE(plan_hist(p, N50M, 786432, 8, atomic_kind::cas, {}, [] { return 1.0; }).partitioned);
+  const auto writes = plan_hist(p, N50M, 786432, 8, atomic_kind::cas, global, [] { return 1.0; });
   EXPECT_EQ(writes.strategy, hist_strategy::global);
   EXPECT_GT(writes.multi, 1);
   // One sub-histogram whatever RF is, so the inspector is not even run.

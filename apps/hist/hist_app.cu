@@ -121,6 +121,10 @@ hist_options options_for(const std::string& variant) {
     o.thread_private = variant == "private" ? hist_toggle::on : hist_toggle::off;
     return o;
   }
+  if (variant == "partitioned" || variant == "unpartitioned") {
+    o.partition = variant == "partitioned" ? hist_toggle::on : hist_toggle::off;
+    return o;
+  }
   if (variant == "lock") {
     o.force_atomic = true;
     o.atomic = atomic_kind::xcg;
@@ -184,7 +188,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"partitioned", p.partitioned}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
@@ -211,7 +215,7 @@ class hist_app final : public app {
             {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
             {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
   }
-  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared"}; }
+  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared", "partitioned", "unpartitioned"}; }
   std::vector<std::string> bench_presets() const override { return {"fig7"}; }
 
   static micro_spec spec_of(const nlohmann::json& params) {
@@ -322,7 +326,7 @@ class hist_app final : public app {
   // Table I for this device: the models' (M,S) per operator class, H and RF (RF as given).
   static void print_model_table(const context& ctx, const micro_spec& s) {
     std::cout << "\nTable I on " << ctx.props().name << " (N=" << s.n << "): model (M,S); shared for H <= "
-              << shared_sweep_max << ", global for H >= " << global_sweep_min << ", p = one copy per thread (no atomics), splitC = split over clusters of C blocks (auto), * = auto picks it (RF as given)\n";
+              << shared_sweep_max << ", global for H >= " << global_sweep_min << ", p = one copy per thread (no atomics), splitC = split over clusters of C blocks (auto), partS = updates partitioned into S buckets first (auto), * = auto picks it (RF as given)\n";
     struct row { const char* name; atomic_kind k; std::size_t el; double u; };
     const row rows[] = {{"HDW int add", atomic_kind::hdw, 4, 0},
                         {"CAS sat-add", atomic_kind::cas, 4, 0},
@@ -343,7 +347,8 @@ class hist_app final : public app {
           const hist_plan p = H <= shared_sweep_max ? plan_hist_shared(ctx.props(), s.n, H, rw.el, rw.k, {}, rw.u)
                                                     : plan_hist_global(ctx.props(), s.n, H, rw.el, rw.k, double(rf), {}, rw.u);
           std::ostringstream cell;
-          if (chosen.split > 1) cell << "split" << chosen.split << "*";
+          if (chosen.partitioned) cell << "part" << chosen.passes << "*";
+          else if (chosen.split > 1) cell << "split" << chosen.split << "*";
           else cell << p.multi << "," << p.passes << (p.thread_private ? "p" : "") << (chosen.strategy == p.strategy ? "*" : "");
           line << std::setw(9) << cell.str();
         }
@@ -490,6 +495,14 @@ class hist_app final : public app {
         if (H / c < 2048 || std::size_t(detail::ceil_div(H, c)) * sizeof(V) > ctx.props().shared_per_block_optin) continue;
         soac_variant("soac split " + std::to_string(c), o);
       }
+    }
+    if (H >= split_sweep_min && !is_xcg) {
+      // The partitioned multi-pass (see hist_tuning::partition_note), forced both ways.
+      hist_options on, off;
+      on.partition = hist_toggle::on;
+      off.partition = hist_toggle::off;
+      soac_variant("soac partitioned", on);
+      soac_variant("soac auto, partition off", off);
     }
     if (!s.sweeps) return;
     if (H > shared_sweep_max) {

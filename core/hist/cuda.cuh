@@ -12,7 +12,9 @@
 #include <string>
 #include <type_traits>
 
+#include <cub/block/block_radix_rank.cuh>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cuda/std/span>
 
 #include "core/context.hpp"
@@ -806,6 +808,275 @@ void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, type
   with_update_mode<K, Op>(plan, [&](auto mode) { hist_global_run<K, Op, decltype(mode)::value>(ctx, plan, n, f, histo, H); });
 }
 
+// ---- Partitioned multi-pass (hist_options::partition). Where the shared strategy needs S passes
+// over chunks of Hchk bins, the input is read once and every in-range update is written, as (bin
+// within its chunk, value), into the bucket of its chunk (a partition kernel ranks each tile's
+// updates by bucket with CUB's BlockRadixRankMatch and reserves room in the buckets with one atomic
+// per bucket and tile); then every resident block folds one contiguous part of the bucketed
+// updates into shared copies of the one or few chunks its part spans, and stores each chunk's
+// result in a row of partials that a last kernel reduces into the destination.
+
+// Bucket (bin / chunk) of every update, counted: a histogram of S bins, ignoring what f ignores.
+template <class F>
+struct bucket_counter {
+  F f;
+  std::int64_t H;
+  unsigned chunk;
+  SOAC_HD auto operator()(std::int64_t i) const {
+    const auto r = f(i);
+    using U = updates_of<std::remove_cv_t<decltype(r)>>;
+    bin_values<unsigned, U::count> out;
+    for (int k = 0; k < U::count; ++k) {
+      const std::int64_t b = U::get(r, k).bin;
+      out[k] = {std::uint64_t(b) < std::uint64_t(H) ? std::int64_t(unsigned(b) / chunk) : std::int64_t{-1}, 1u};
+    }
+    return out;
+  }
+};
+
+// offsets[d] = the first position of bucket d (offsets[S] = all updates in range), and the
+// partition kernel's cursors start there. S < partition_block.
+inline constexpr int partition_block = 256;
+__global__ void __launch_bounds__(partition_block)
+    hist_bucket_offsets_kernel(const unsigned* counts, int S, unsigned* offsets, unsigned* cursors) {
+  using scan = cub::BlockScan<unsigned, partition_block>;
+  __shared__ typename scan::TempStorage tmp;
+  const int d = threadIdx.x;
+  unsigned start = 0, total = 0;
+  scan(tmp).ExclusiveSum(d < S ? counts[d] : 0u, start, total);
+  if (d < S) offsets[d] = cursors[d] = start;
+  if (d == 0) offsets[S] = total;
+}
+
+// The key the ranking sorts: bucket << 24 | bin within the chunk; the digit is the bucket, or
+// partition_ignored.
+struct bucket_digit {
+  __device__ __forceinline__ std::uint32_t Digit(std::uint32_t key) const { return key >> 24; }
+};
+inline constexpr unsigned partition_ignored = 255;  // hist_tuning::partition_max_buckets
+static_assert(partition_ignored == unsigned(hist_tuning::partition_max_buckets));
+
+// Elements per thread of the partition kernel: partition_updates updates per thread. Few, so that
+// the kernel stays near 40 registers and six blocks share an SM: measured on the H100 (24-bit
+// saturated add, 393K bins, 16 buckets, 50M elements, under ncu), 256 threads with 4 / 8 / 16
+// updates 424 / 562 / 719 us, 512 threads with 4 463 us, 1024 with 2 618 us.
+inline constexpr int partition_updates = 4;
+template <class F>
+constexpr int partition_elements() {
+  using R = decltype(std::declval<F>()(std::int64_t{0}));
+  return std::max(1, partition_updates / updates_of<R>::count);
+}
+
+template <class V, int Tile>
+struct partition_storage {
+  using rank = cub::BlockRadixRankMatch<partition_block, 8, false>;
+  union {
+    typename rank::TempStorage ranking;
+    struct {
+      unsigned word[Tile];  // bucket << 24 | bin within the chunk, in ranked order
+      alignas(16) unsigned char value[Tile * sizeof(V)];
+    } staged;
+  } u;
+  unsigned prefix[partition_block];  // the tile's first rank of each bucket
+  unsigned base[partition_block];    // where the tile's part of each bucket starts, less prefix
+};
+
+// One tile of partition_block * Elems elements: evaluate, rank by bucket, reserve room in each
+// bucket, stage in ranked order, write each bucket's run.
+template <class Op, int Elems, class F>
+__global__ void __launch_bounds__(partition_block)
+    hist_partition_kernel(std::int64_t n, F f, std::int64_t H, unsigned chunk, unsigned* cursors, unsigned* out_bins,
+                          typename Op::value_type* out_values) {
+  using V = typename Op::value_type;
+  using U = updates_of<decltype(f(std::int64_t{0}))>;
+  constexpr int Q = Elems * U::count, Tile = partition_block * Q;
+  using storage = partition_storage<V, Tile>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  storage& st = *reinterpret_cast<storage*>(smem);
+  const int t = threadIdx.x;
+  const std::int64_t first = std::int64_t{blockIdx.x} * partition_block * Elems;
+  unsigned keys[Q];
+  V values[Q];
+#pragma unroll
+  for (int j = 0; j < Elems; ++j) {
+    const std::int64_t i = first + j * partition_block + t;
+    if (i < n) {
+      const auto r = f(i);
+#pragma unroll
+      for (int k = 0; k < U::count; ++k) {
+        const auto& u = U::get(r, k);
+        const bool in = std::uint64_t(u.bin) < std::uint64_t(H);
+        const unsigned d = in ? unsigned(u.bin) / chunk : partition_ignored;
+        keys[j * U::count + k] = d << 24 | (in ? unsigned(u.bin) - d * chunk : 0u);
+        values[j * U::count + k] = static_cast<V>(u.value);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < U::count; ++k) keys[j * U::count + k] = partition_ignored << 24;
+    }
+  }
+  int ranks[Q], prefix[1];
+  typename storage::rank(st.u.ranking).RankKeys(keys, ranks, bucket_digit{}, prefix);
+  st.prefix[t] = unsigned(prefix[0]);  // thread d holds digit d's
+  __syncthreads();  // the ranking's storage becomes the staging area
+  const unsigned in_range = st.prefix[partition_ignored];
+  if (t < int(partition_ignored)) {
+    const unsigned count = st.prefix[t + 1] - st.prefix[t];
+    if (count) st.base[t] = atomicAdd(cursors + t, count) - st.prefix[t];
+  }
+  V* staged_values = reinterpret_cast<V*>(st.u.staged.value);
+#pragma unroll
+  for (int q = 0; q < Q; ++q)
+    if (keys[q] >> 24 != partition_ignored) {
+      st.u.staged.word[ranks[q]] = keys[q];
+      staged_values[ranks[q]] = values[q];
+    }
+  __syncthreads();
+  for (unsigned p = t; p < in_range; p += partition_block) {
+    const unsigned w = st.u.staged.word[p];
+    const unsigned at = st.base[w >> 24] + p;
+    out_bins[at] = w & 0xffffffu;
+    out_values[at] = staged_values[p];
+  }
+}
+
+// Block b folds part b of the bucketed updates (part_of over all of them); for each bucket s the
+// part spans, it fills M shared copies of chunk s, folds them together and stores the result in
+// row b + s of `rows` (distinct for every non-empty (part, bucket) pair: parts and buckets are
+// both contiguous and in order). Items: elements per step, as hist_shared_kernel's.
+template <atomic_kind K, int Items, class Op>
+__global__ void __launch_bounds__(hist_tuning::shared_block)
+    hist_bucket_kernel(const unsigned* bins, const typename Op::value_type* values, const unsigned* offsets, int S,
+                       std::int64_t H, int chunk, int M, typename Op::value_type* rows) {
+  using V = typename Op::value_type;
+  extern __shared__ __align__(16) unsigned char smem[];
+  V* sub = reinterpret_cast<V*>(smem);
+  // Part blockIdx.x of the bucketed updates, as part_of cuts them (positions are below 2^31).
+  const unsigned total = offsets[S];
+  const unsigned per = ((total + gridDim.x - 1) / gridDim.x + 31) & ~31u;
+  const unsigned part_lo = min(total, blockIdx.x * per), part_hi = min(total, part_lo + per);
+  // The bucket holding position part_lo: the last s with offsets[s] <= part_lo.
+  int s = 0;
+  for (int step = 128; step > 0; step /= 2)
+    if (s + step < S && offsets[s + step] <= part_lo) s += step;
+  const bool interleaved = hist_interleaved(M);
+  const int m = threadIdx.x % M;
+  const int stride = interleaved ? M : 1;
+  V* mine = register_shared(sub + (interleaved ? m : m * chunk));
+  // Every bucketed bin is in range. 32-bit positions keep the kernel within the 32 registers that
+  // let two 1024-thread blocks share an SM: with 64-bit ones the compare-and-swap versions spilled,
+  // and at RF = 63 the spills' local-memory traffic (evicted to DRAM by the streaming reads)
+  // tripled the kernel's time.
+  const auto steps = [&](auto items, unsigned lo, unsigned hi) {
+    constexpr int I = decltype(items)::value;
+    const unsigned step = blockDim.x;
+    unsigned i = lo + threadIdx.x;
+    for (; i + (I - 1) * step < hi; i += I * step) {
+      unsigned b[I];
+      V v[I];
+#pragma unroll
+      for (int j = 0; j < I; ++j) b[j] = bins[i + j * step], v[j] = values[i + j * step];
+#pragma unroll
+      for (int j = 0; j < I; ++j) atomic_update<K, Op>(mine + b[j] * stride, nullptr, v[j]);
+    }
+    for (; i < hi; i += step) atomic_update<K, Op>(mine + bins[i] * stride, nullptr, values[i]);
+  };
+  for (unsigned lo = part_lo; lo < part_hi; ++s) {
+    const unsigned hi = min(part_hi, offsets[s + 1]);
+    if (hi <= lo) continue;  // an empty bucket
+    const int limit = int(min(std::int64_t(chunk), H - std::int64_t(s) * chunk));
+    for (int i = threadIdx.x; i < M * chunk; i += blockDim.x) sub[i] = Op::identity();
+    __syncthreads();
+    steps(std::integral_constant<int, Items>{}, lo, hi);
+    __syncthreads();
+    const int first = int(combine_copies_in_place<Op>(sub, limit, M, chunk));
+    if (M > 1) __syncthreads();
+    V* row = rows + (std::int64_t{blockIdx.x} + s) * chunk;
+    for (int b = threadIdx.x; b < limit; b += blockDim.x) row[b] = sub[b * first];
+    __syncthreads();  // before the next bucket fills the copies again
+    lo = hi;
+  }
+}
+
+// histo[b] (+)= the rows of every part that spans bin b's bucket (see hist_bucket_kernel).
+template <class Op>
+__global__ void hist_bucket_rows_kernel(const typename Op::value_type* rows, typename Op::value_type* histo, std::int64_t H,
+                                        int chunk, const unsigned* offsets, int S, std::int64_t parts) {
+  const std::int64_t total = offsets[S];
+  const std::int64_t per = ((total + parts - 1) / parts + 31) & ~std::int64_t{31};  // as part_of
+  for (std::int64_t b = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; b < H; b += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t s = b / chunk, at = b - s * chunk;
+    const std::int64_t begin = offsets[s], end = offsets[s + 1];
+    if (begin == end) continue;
+    auto acc = histo[b];
+    for (std::int64_t j = begin / per; j <= (end - 1) / per; ++j) acc = Op{}(acc, rows[(j + s) * chunk + at]);
+    histo[b] = acc;
+  }
+}
+
+template <atomic_kind K, class Op, int Items>
+void hist_bucket_run(context& ctx, hist_plan& plan, const unsigned* bins, const typename Op::value_type* values,
+                     const unsigned* offsets, typename Op::value_type* histo, std::int64_t H) {
+  using V = typename Op::value_type;
+  auto kernel = hist_bucket_kernel<K, Items, Op>;
+  const std::size_t bytes = std::size_t(plan.multi) * std::size_t(plan.chunk) * sizeof(V);
+  const int fit = resident_blocks(kernel, plan.block_threads, bytes, "hist");
+  const int per_sm = plan.blocks_per_sm > 0 ? std::min(fit, plan.blocks_per_sm) : fit;
+  plan.grid = std::int64_t(ctx.props().sm_count) * per_sm;
+  plan.shared_bytes = bytes;
+  plan.items_per_thread = Items;
+  plan.items_wide = 0;
+  const int S = plan.passes;
+  hist_temp rows(ctx, std::size_t((plan.grid + S) * plan.chunk) * sizeof(V));
+  kernel<<<unsigned(plan.grid), plan.block_threads, bytes, ctx.stream()>>>(bins, values, offsets, S, H, int(plan.chunk),
+                                                                            plan.multi, static_cast<V*>(rows.p));
+  SOAC_CHECK_LAUNCH("hist_bucket_kernel");
+  const int grid = int(std::clamp<std::int64_t>(ceil_div(H, 256), 1, 8 * ctx.props().sm_count));
+  hist_bucket_rows_kernel<Op><<<grid, 256, 0, ctx.stream()>>>(static_cast<const V*>(rows.p), histo, H, int(plan.chunk), offsets,
+                                                              S, plan.grid);
+  SOAC_CHECK_LAUNCH("hist_bucket_rows_kernel");
+}
+
+template <atomic_kind K, class Op, class F>
+void hist_partition_run(context& ctx, hist_plan& plan, std::int64_t n, F f, typename Op::value_type* histo, std::int64_t H) {
+  using V = typename Op::value_type;
+  using U = updates_of<decltype(f(std::int64_t{0}))>;
+  const int S = plan.passes;
+  const unsigned chunk = unsigned(plan.chunk);
+  const std::int64_t updates = n * U::count;
+  // counts, offsets and cursors; then the bucketed bins and values.
+  hist_temp small(ctx, std::size_t(3 * S + 1) * 4);
+  auto* counts = static_cast<unsigned*>(small.p);
+  unsigned *offsets = counts + S, *cursors = offsets + S + 1;
+  SOAC_CUDA_CHECK(cudaMemsetAsync(counts, 0, std::size_t(S) * 4, ctx.stream()));
+  {
+    hist_plan count_plan = plan_hist_shared(ctx.props(), n, S, 4, atomic_kind::hdw, {});
+    hist_shared_launch<atomic_kind::hdw, plus<unsigned>>(ctx, count_plan, n, 1, bucket_counter<F>{f, H, chunk}, counts, S);
+  }
+  hist_bucket_offsets_kernel<<<1, partition_block, 0, ctx.stream()>>>(counts, S, offsets, cursors);
+  SOAC_CHECK_LAUNCH("hist_bucket_offsets_kernel");
+  const std::size_t bin_bytes = (std::size_t(updates) * 4 + 255) & ~std::size_t(255);
+  hist_temp pairs(ctx, bin_bytes + std::size_t(updates) * sizeof(V));
+  auto* bins = static_cast<unsigned*>(pairs.p);
+  auto* values = reinterpret_cast<V*>(static_cast<unsigned char*>(pairs.p) + bin_bytes);
+  constexpr int elems = partition_elements<F>();
+  auto partition = hist_partition_kernel<Op, elems, F>;
+  constexpr std::size_t storage_bytes = sizeof(partition_storage<V, partition_block * elems * U::count>);
+  resident_blocks(partition, partition_block, storage_bytes, "hist");
+  const std::int64_t tiles = ceil_div(n, std::int64_t(partition_block) * elems);
+  partition<<<unsigned(tiles), partition_block, storage_bytes, ctx.stream()>>>(n, f, H, chunk, cursors, bins, values);
+  SOAC_CHECK_LAUNCH("hist_partition_kernel");
+  // Compare-and-swap kinds take the plan's narrow steps: a sample per bucket (as the shared
+  // kernel's) would need a second loop, whose registers spill (see hist_bucket_kernel).
+  if constexpr (K == atomic_kind::cas) {
+    if (plan.items_per_thread == hist_tuning::shared_items_cas_alone)
+      return hist_bucket_run<K, Op, hist_tuning::shared_items_cas_alone>(ctx, plan, bins, values, offsets, histo, H);
+    hist_bucket_run<K, Op, hist_tuning::shared_items_cas_contended>(ctx, plan, bins, values, offsets, histo, H);
+  } else {
+    hist_bucket_run<K, Op, hist_tuning::items_per_thread>(ctx, plan, bins, values, offsets, histo, H);
+  }
+}
+
 // Clusters of more than 8 blocks (H100: up to 16) are opt-in per kernel and device; once each.
 template <class Kernel>
 void allow_large_clusters(Kernel kernel) {
@@ -878,18 +1149,35 @@ template <class Op, class F>
 hist_plan hist_cuda(context& ctx, const hist_options& options, atomic_kind kind, std::int64_t n, F f,
                     typename Op::value_type* histo, std::int64_t H) {
   ctx.activate();
+  constexpr int per_element = updates_of<decltype(f(std::int64_t{0}))>::count;
   hist_plan plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, options,
-                             [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind));
+                             [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind), per_element);
   if (n == 0 || H == 0) return plan;
+  if (plan.partitioned && options.partition == hist_toggle::automatic) {
+    // The model's partitioned plan needs its bucketed updates in device memory: without room
+    // (a quarter of what is free kept back), the plan it would make otherwise.
+    std::size_t free_bytes = 0, total = 0;
+    SOAC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    if (partition_temp_bytes(plan, n * per_element, sizeof(typename Op::value_type), ctx.props().sm_count) > free_bytes / 4 * 3) {
+      hist_options whole = options;
+      whole.partition = hist_toggle::off;
+      plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, whole,
+                       [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind), per_element);
+    }
+  }
   if (plan.split > 1 && options.split == 0 && !hist_split_fits<Op, F>(plan)) {
     // The model's split cluster does not fit this device: global memory, as for larger histograms.
     hist_options global = options;
     global.strategy = hist_strategy::global;
     plan = plan_hist(ctx.props(), n, H, model_element_bytes<Op>(kind), kind, global,
-                     [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind));
+                     [&] { return hist_inspect_cuda(ctx, n, f, H); }, model_contention_tolerance<Op>(kind), per_element);
   }
   with_atomic_kind<Op>(kind, [&](auto k) {
-    if (plan.split > 1) hist_split_launch<decltype(k)::value, Op>(ctx, plan, n, f, histo, H);
+    constexpr atomic_kind K = decltype(k)::value;
+    if (plan.partitioned) {
+      if constexpr (K == atomic_kind::xcg) throw usage_error("hist: partitioned histograms take hardware or CAS atomics, not locks");
+      else hist_partition_run<K, Op>(ctx, plan, n, f, histo, H);
+    } else if (plan.split > 1) hist_split_launch<decltype(k)::value, Op>(ctx, plan, n, f, histo, H);
     else if (plan.strategy == hist_strategy::shared) hist_shared_launch<decltype(k)::value, Op>(ctx, plan, n, 1, f, histo, H);
     else hist_global_launch<decltype(k)::value, Op>(ctx, plan, n, f, histo, H);
   });

@@ -313,6 +313,53 @@ hist_plan plan_hist_split(const device_properties& p, std::int64_t n, std::int64
   return plan;
 }
 
+hist_plan plan_hist_partition(const device_properties& p, std::int64_t n, std::int64_t updates, std::int64_t H,
+                              std::size_t el, atomic_kind kind, const hist_options& o, double u) {
+  check_common(n, H, el, o);
+  if (kind == atomic_kind::xcg) throw usage_error("hist: partitioned histograms take hardware or CAS atomics, not locks");
+  if (el > 8) throw usage_error("hist: partitioned histograms take values of at most 8 bytes (these have " + std::to_string(el) + ")");
+  if (o.passes > 0) throw usage_error("hist: a partitioned histogram chooses its own S; do not force S with it");
+  if (updates >= (std::int64_t{1} << 31))
+    throw usage_error("hist: a partitioned histogram takes fewer than 2^31 updates (this call has " + std::to_string(updates) + ")");
+  const int B = std::min(hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
+  const int k = std::max(1, p.max_threads_per_sm / B);
+  std::size_t L = shared_limit(p, k);
+  if (kind == atomic_kind::cas && !contention_tolerant(u) && k > 1) L = std::min(L, cas_shared_limit(k));
+  const std::int64_t per_bucket = std::int64_t(L / el), Hs = std::max<std::int64_t>(H, 1);
+  if (per_bucket < 1) throw usage_error("hist: one bin (" + std::to_string(el) + " bytes) does not fit shared memory");
+  const std::int64_t S = ceil_div64(Hs, per_bucket);
+  if (S > hist_tuning::partition_max_buckets)
+    throw usage_error("hist: a partitioned histogram of " + std::to_string(H) + " bins needs " + std::to_string(S) +
+                      " buckets of at most " + std::to_string(per_bucket) + " bins; at most " +
+                      std::to_string(hist_tuning::partition_max_buckets) + " are possible");
+  const std::int64_t chunk = ceil_div64(Hs, S);
+  // Each bucket as one pass of an ordinary shared plan over its chunk (the updates spread over
+  // the buckets); only the shape of the block carries over.
+  hist_options one = o;
+  one.strategy = hist_strategy::shared;
+  one.passes = 1;
+  one.thread_private = hist_toggle::off;
+  one.cluster = 1;
+  one.block_partials = hist_toggle::off;
+  one.split = 0;
+  one.partition = hist_toggle::off;
+  hist_plan plan = plan_hist_shared(p, ceil_div64(std::max<std::int64_t>(n, 1), S), chunk, el, kind, one, u);
+  plan.n = n;
+  plan.bins = H;
+  plan.partitioned = true;
+  plan.items_wide = 0;  // no per-block sample (see hist_partition_run)
+  plan.passes = int(S);
+  plan.chunk = chunk;
+  plan.grid = 0;  // set at launch: the resident blocks
+  return plan;
+}
+
+std::size_t partition_temp_bytes(const hist_plan& plan, std::int64_t updates, std::size_t value_bytes,
+                                 std::int64_t sm_count) {
+  const std::int64_t rows = sm_count * std::max(1, plan.blocks_per_sm) + plan.passes;
+  return std::size_t(updates) * (4 + value_bytes) + std::size_t(rows * plan.chunk) * value_bytes;
+}
+
 hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el,
                            atomic_kind kind, double rf, const hist_options& o, double u_given) {
   check_common(n, H, el, o);
@@ -366,9 +413,23 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   return plan;
 }
 
+namespace {
+// Whether the model may partition (hist_tuning::partition_note) a histogram that needs
+// partition_min_passes shared passes or more: CAS operators that write on most updates on sm_90
+// and later, unless options force a strategy or shape.
+bool partition_pays(const device_properties& p, atomic_kind kind, double u, const hist_options& o) {
+  // Measured on the H100 only: older GPUs keep the paper's switch.
+  return p.compute_major >= 9 && o.partition == hist_toggle::automatic && kind == atomic_kind::cas && !contention_tolerant(u) &&
+         o.strategy == hist_strategy::automatic && o.multi == 0 && o.passes == 0 && o.split == 0;
+}
+}  // namespace
+
 hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, std::size_t el, atomic_kind kind,
-                    const hist_options& o, const std::function<double()>& inspect, double u) {
+                    const hist_options& o, const std::function<double()>& inspect, double u, int updates_per_element) {
   check_common(n, H, el, o);
+  const std::int64_t updates = n * std::max(1, updates_per_element);
+  if (o.partition == hist_toggle::on && o.strategy != hist_strategy::global)
+    return plan_hist_partition(p, n, updates, H, el, kind, o, u);
   auto global = [&] {
     bool estimate = o.race_factor <= 0 && !(o.multi > 0 || o.passes > 0);
     if (estimate) {
@@ -398,7 +459,18 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
     // threads would fit more (see hist_tuning::max_shared_passes_cas_tolerant).
     const bool lone_tolerant = contention_tolerant(u) && !shared.thread_private && shared.blocks_per_sm == 1 &&
                                p.max_threads_per_sm / shared.block_threads > 1;
-    if (shared.passes <= max_shared_passes(kind, u) && !lone_tolerant) return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o, u) : shared;
+    if (shared.passes <= max_shared_passes(kind, u) && !lone_tolerant &&
+        !(shared.passes >= hist_tuning::partition_min_passes && partition_pays(p, kind, u, o)))
+      return o.multi || o.passes ? plan_hist_shared(p, n, H, el, kind, o, u) : shared;
+  }
+  // From partition_min_passes shared passes on, CAS operators that write partition their
+  // updates by chunk (hist_tuning::partition_note) where the buckets allow.
+  if (partition_pays(p, kind, u, o)) {
+    try {
+      return plan_hist_partition(p, n, updates, H, el, kind, o, u);
+    } catch (const usage_error&) {
+      // Too many buckets or updates, or too large values: the other strategies below.
+    }
   }
   // Beyond that, CAS operators that write split the histogram over a cluster where its slices fit
   // (hist_tuning::split_note).
@@ -438,6 +510,7 @@ std::string hist_plan::describe() const {
     if (cluster > 1) s << ", clusters of " << cluster;
     if (block_partials) s << ", block results reduced from partials";
     if (split > 1) s << ", split over clusters of " << split << " (distributed shared memory)";
+    if (partitioned) s << ", updates partitioned into " << passes << " buckets of Hchk bins first";
   }
   if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)

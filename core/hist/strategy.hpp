@@ -59,6 +59,12 @@ struct hist_options {
   // never. Hardware and CAS kinds only; batched histograms split only where they fall back to one
   // flattened histogram.
   int split = 0;
+  // Partitioned multi-pass (the cuda backend): instead of reading the input once per chunk of
+  // bins, one pass writes every in-range update, as (bin within its chunk, value), into the
+  // bucket of its chunk; then each block folds a contiguous part of the bucketed updates into
+  // shared copies of the chunks its part spans. automatic: see hist_tuning::partition_note. Not
+  // for locks (XCG).
+  hist_toggle partition = hist_toggle::automatic;
 };
 
 // Throws usage_error for options no backend accepts (negative M, S or RF, a cluster size other
@@ -92,6 +98,7 @@ struct hist_plan {
   int cluster = 1;                // shared: blocks per cluster folding through distributed shared memory
   bool block_partials = false;    // shared: block results reduced from a temporary array, not atomics
   int split = 1;                  // shared: blocks per cluster holding one histogram together (1: none)
+  bool partitioned = false;       // shared: updates bucketed by chunk first (S buckets of Hchk bins)
   bool host = false;              // ran on the host backend (per-thread sub-histograms)
   int host_threads = 0;
   std::string describe() const;
@@ -262,6 +269,23 @@ inline constexpr int max_shared_passes_xcg = 1;
 // RF = 1 342 / 582 / 693 / 792 vs 92.5 us; 786K 16: 723 vs 590), so did argmax (48K RF = 1 565 /
 // 747 / 829 / 883 vs 425; 196K 8: 952 vs 446).
 inline constexpr int split_max_cas = 16;
+// partition_note: partitioned multi-pass (hist_options::partition). The model partitions for CAS
+// operators that write on most updates where the shared plan needs partition_min_passes passes or
+// more (then also in place of the split and global strategies), into buckets of the largest
+// chunk that two 1024-thread blocks per SM hold (the contended-CAS cap, cas_shared_per_sm: 24576
+// four-byte bins). Its fixed costs are a count of each bucket's updates (an int histogram of S
+// bins), the partition kernel (reads the input, writes 8 bytes per update) and reading those
+// back; then every update is an uncontended-by-passes shared CAS. Measured on the H100 (soac
+// bench hist, 24-bit saturated add, 50M elements, partitioned vs the plan before it, RF = 1 /
+// 63, us): 196K (shared S = 4) 657 / 1267 vs 752 / 945; 393K (shared S = 7) 665 / 1264 vs 1282 /
+// 1746; 786K (split 16) 680 / 1236 vs 1451 / 1797; 1.5M (global M = 3) 781 / 1326 vs 1654 /
+// 2183. At RF = 63 the bucket kernel takes ~800 us under ncu where the shared kernel over the
+// same histogram takes ~270 (it reads ~1.4 GB from DRAM for 400 MB of bucketed updates, cause
+// not found), hence the mixed result at 196K and the threshold of 5 passes. HDW lost (1.5M: 693
+// vs 579 us global), and contention-tolerant operators (arg_max) do well in global memory.
+// Buckets are ranked by an 8-bit digit of which one value marks ignored updates.
+inline constexpr int partition_min_passes = 5;
+inline constexpr int partition_max_buckets = 255;
 inline constexpr int cluster_tolerant = 2;
 // Split histograms, elements per step for CAS kinds (HDW takes items_per_thread). Measured on the
 // H100 (saturated add 393K, split 8, 1 / 2 / 4 elements): RF = 1 1315 / 1333 / 1367 us, RF = 63
@@ -310,10 +334,23 @@ hist_plan plan_hist_split(const device_properties& props, std::int64_t n, std::i
 // u > 0 replaces the kind's contention tolerance (hist_tuning::u_hdw / u_other).
 hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                            atomic_kind kind, double rf, const hist_options& options, double u = 0);
+// The partitioned multi-pass strategy (hist_options::partition): S buckets of Hchk bins, each
+// the largest that two 1024-thread blocks per SM hold in shared memory, and the shared model's M
+// for Hchk bins. Throws usage_error for locks, more than hist_tuning::partition_max_buckets
+// buckets, or 2^31 updates or more (`updates` = n times the updates per element).
+hist_plan plan_hist_partition(const device_properties& props, std::int64_t n, std::int64_t updates, std::int64_t bins,
+                              std::size_t el_bytes, atomic_kind kind, const hist_options& options, double u = 0);
+// Device memory the partitioned strategy takes besides the histogram: the bucketed updates
+// (4 bytes of bin and value_bytes of value each) and the partial rows.
+std::size_t partition_temp_bytes(const hist_plan& plan, std::int64_t updates, std::size_t value_bytes,
+                                 std::int64_t sm_count);
+
 // The whole choice: shared unless its S exceeds the kind's threshold (V-A), or as forced.
 // `inspect` is called only when the global model needs RF and options.race_factor is 0.
+// updates_per_element: the K of f's bin_values (the partitioned strategy counts updates).
 hist_plan plan_hist(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                    atomic_kind kind, const hist_options& options, const std::function<double()>& inspect, double u = 0);
+                    atomic_kind kind, const hist_options& options, const std::function<double()>& inspect, double u = 0,
+                    int updates_per_element = 1);
 
 // u: the operator's contention tolerance, as for plan_hist_shared.
 int max_shared_passes(atomic_kind kind, double u = 0);
