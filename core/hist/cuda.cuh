@@ -129,9 +129,14 @@ __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value
 struct part_range {
   std::int64_t lo, hi;
 };
+// Elements per part (the last may be shorter): a multiple of 32.
+template <class I>
+__host__ __device__ __forceinline__ I part_stride(I len, I parts) {
+  return ((len + parts - 1) / parts + 31) & ~I{31};
+}
 __device__ __forceinline__ part_range part_of(std::int64_t begin, std::int64_t end, std::int64_t part, std::int64_t parts) {
   const std::int64_t len = end - begin;
-  const std::int64_t per = ((len + parts - 1) / parts + 31) & ~std::int64_t{31};
+  const std::int64_t per = part_stride(len, parts);
   return {begin + std::min(len, part * per), begin + std::min(len, (part + 1) * per)};
 }
 
@@ -816,7 +821,15 @@ void hist_global_launch(context& ctx, hist_plan& plan, std::int64_t n, F f, type
 // updates into shared copies of the one or few chunks its part spans, and stores each chunk's
 // result in a row of partials that a last kernel reduces into the destination.
 
-// Bucket (bin / chunk) of every update, counted: a histogram of S bins, ignoring what f ignores.
+inline constexpr unsigned partition_ignored = 255;  // hist_tuning::partition_max_buckets
+static_assert(partition_ignored == unsigned(hist_tuning::partition_max_buckets));
+
+// The bucket of a bin (bin / chunk), or partition_ignored outside [0, H).
+__host__ __device__ __forceinline__ unsigned bucket_of(std::int64_t bin, std::int64_t H, unsigned chunk) {
+  return std::uint64_t(bin) < std::uint64_t(H) ? unsigned(bin) / chunk : partition_ignored;
+}
+
+// Bucket of every update, counted: a histogram of S bins, ignoring what f ignores.
 template <class F>
 struct bucket_counter {
   F f;
@@ -827,8 +840,8 @@ struct bucket_counter {
     using U = updates_of<std::remove_cv_t<decltype(r)>>;
     bin_values<unsigned, U::count> out;
     for (int k = 0; k < U::count; ++k) {
-      const std::int64_t b = U::get(r, k).bin;
-      out[k] = {std::uint64_t(b) < std::uint64_t(H) ? std::int64_t(unsigned(b) / chunk) : std::int64_t{-1}, 1u};
+      const unsigned d = bucket_of(U::get(r, k).bin, H, chunk);
+      out[k] = {d == partition_ignored ? std::int64_t{-1} : std::int64_t(d), 1u};
     }
     return out;
   }
@@ -853,9 +866,6 @@ __global__ void __launch_bounds__(partition_block)
 struct bucket_digit {
   __device__ __forceinline__ std::uint32_t Digit(std::uint32_t key) const { return key >> 24; }
 };
-inline constexpr unsigned partition_ignored = 255;  // hist_tuning::partition_max_buckets
-static_assert(partition_ignored == unsigned(hist_tuning::partition_max_buckets));
-
 // Elements per thread of the partition kernel: partition_updates updates per thread. Few, so that
 // the kernel stays near 40 registers and six blocks share an SM: measured on the H100 (24-bit
 // saturated add, 393K bins, 16 buckets, 50M elements, under ncu), 256 threads with 4 / 8 / 16
@@ -905,9 +915,8 @@ __global__ void __launch_bounds__(partition_block)
 #pragma unroll
       for (int k = 0; k < U::count; ++k) {
         const auto& u = U::get(r, k);
-        const bool in = std::uint64_t(u.bin) < std::uint64_t(H);
-        const unsigned d = in ? unsigned(u.bin) / chunk : partition_ignored;
-        keys[j * U::count + k] = d << 24 | (in ? unsigned(u.bin) - d * chunk : 0u);
+        const unsigned d = bucket_of(u.bin, H, chunk);
+        keys[j * U::count + k] = d << 24 | (d != partition_ignored ? unsigned(u.bin) - d * chunk : 0u);
         values[j * U::count + k] = static_cast<V>(u.value);
       }
     } else {
@@ -953,7 +962,7 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
   V* sub = reinterpret_cast<V*>(smem);
   // Part blockIdx.x of the bucketed updates, as part_of cuts them (positions are below 2^31).
   const unsigned total = offsets[S];
-  const unsigned per = ((total + gridDim.x - 1) / gridDim.x + 31) & ~31u;
+  const unsigned per = part_stride(total, gridDim.x);
   const unsigned part_lo = min(total, blockIdx.x * per), part_hi = min(total, part_lo + per);
   // The bucket holding position part_lo: the last s with offsets[s] <= part_lo.
   int s = 0;
@@ -1003,7 +1012,7 @@ template <class Op>
 __global__ void hist_bucket_rows_kernel(const typename Op::value_type* rows, typename Op::value_type* histo, std::int64_t H,
                                         int chunk, const unsigned* offsets, int S, std::int64_t parts) {
   const std::int64_t total = offsets[S];
-  const std::int64_t per = ((total + parts - 1) / parts + 31) & ~std::int64_t{31};  // as part_of
+  const std::int64_t per = part_stride(total, parts);  // as hist_bucket_kernel cut them
   for (std::int64_t b = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; b < H; b += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t s = b / chunk, at = b - s * chunk;
     const std::int64_t begin = offsets[s], end = offsets[s + 1];
