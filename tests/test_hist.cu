@@ -612,16 +612,18 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(choose(12288, atomic_kind::cas, 4), hist_strategy::shared);   // S = 1
   EXPECT_EQ(choose(49152, atomic_kind::cas, 4), hist_strategy::shared);   // S = 4
   EXPECT_EQ(choose(98304, atomic_kind::cas, 4), hist_strategy::global);   // S = 8, above the H100 re-fit's 7
-  // On an H100: saturated add at 196K (S = 4) stays shared, from 393K (S = 7) on it is
+  // On an H100: saturated add at 147K (S = 3) stays shared, from 196K (S = 4) on it is
   // partitioned by chunk (see PartitionedBucketsFitTwoBlocksPerSm); without partitions 393K stays
   // shared, 786K (S = 14) splits over a cluster (see SplitForCasBeyondSharedPasses) and 1.5M goes
   // global; arg_max, whose tolerance makes global M = 1 cheap, leaves shared memory at S = 2 ...
   hist_options whole;
   whole.partition = hist_toggle::off;
   const auto sat = [&](std::int64_t H, const hist_options& o) { return plan_hist(h100, N50M, H, 4, atomic_kind::cas, o, [] { return 1.0; }); };
-  EXPECT_EQ(sat(196608, {}).strategy, hist_strategy::shared);
-  EXPECT_FALSE(sat(196608, {}).partitioned);
-  for (std::int64_t H : {393216, 786432, 1572864}) EXPECT_TRUE(sat(H, {}).partitioned) << H;
+  EXPECT_EQ(sat(147456, {}).strategy, hist_strategy::shared);
+  EXPECT_EQ(sat(147456, {}).passes, 3);
+  EXPECT_FALSE(sat(147456, {}).partitioned);
+  EXPECT_EQ(sat(196608, whole).passes, 4);
+  for (std::int64_t H : {196608, 393216, 786432, 1572864}) EXPECT_TRUE(sat(H, {}).partitioned) << H;
   EXPECT_EQ(sat(393216, whole).strategy, hist_strategy::shared);
   EXPECT_FALSE(sat(393216, whole).partitioned);
   EXPECT_EQ(sat(1572864, whole).strategy, hist_strategy::global);

@@ -279,12 +279,13 @@ inline constexpr int split_max_cas = 16;
 // bench hist, 24-bit saturated add, 50M elements, partitioned vs the plan before it, RF = 1 /
 // 63, us): 196K (shared S = 4) 657 / 1267 vs 752 / 945; 393K (shared S = 7) 665 / 1264 vs 1282 /
 // 1746; 786K (split 16) 680 / 1236 vs 1451 / 1797; 1.5M (global M = 3) 781 / 1326 vs 1654 /
-// 2183. At RF = 63 the bucket kernel takes ~800 us under ncu where the shared kernel over the
-// same histogram takes ~270 (it reads ~1.4 GB from DRAM for 400 MB of bucketed updates, cause
-// not found), hence the mixed result at 196K and the threshold of 5 passes. HDW lost (1.5M: 693
-// vs 579 us global), and contention-tolerant operators (arg_max) do well in global memory.
+// 2183. Then the bucket kernel's warps were made to meet after every step (see warp_steps: at
+// RF = 63 it had read 1.5 GB from DRAM for 400 MB), and the bucket of a bin became a multiply
+// (fast_divisor): partitioned 605 / 888 us at 196K vs shared S = 4 725 / 927, so the threshold
+// went from 5 passes to 4. HDW lost (1.5M: 693 vs 579 us global), and contention-tolerant
+// operators (arg_max) do well in global memory.
 // Buckets are ranked by an 8-bit digit of which one value marks ignored updates.
-inline constexpr int partition_min_passes = 5;
+inline constexpr int partition_min_passes = 4;
 inline constexpr int partition_max_buckets = 255;
 inline constexpr int cluster_tolerant = 2;
 // Split histograms, elements per step for CAS kinds (HDW takes items_per_thread). Measured on the
