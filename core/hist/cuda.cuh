@@ -709,9 +709,10 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
   // them out.
   const bool shared_locks = K == atomic_kind::xcg && !plan.thread_private;
   const std::size_t bytes = shared_locks ? ((count * sizeof(V) + 3) & ~std::size_t(3)) + count * 4 : count * sizeof(V);
-  // (Twice the items for blocks that fill an SM alone was measured on the H100 and gained
-  // nothing: 48K int bins 93.5 us with 8, 94.0 us with 16. Thread-private blocks are smaller:
-  // see hist_tuning::private_items_per_thread.)
+  // (Other element counts for blocks that fill an SM alone were measured on the H100 and lost:
+  // 48K int bins 93.5 us with 8, 94.0 us with 16; later, 4 / 6 / 8 / 12 elements 96.8 / 89.0 /
+  // 85.7 / 93.1 us (RF = 1). Thread-private blocks are smaller: see
+  // hist_tuning::private_items_per_thread.)
   with_update_mode<K, Op>(plan, [&](auto mode) {
     constexpr update_mode Mode = decltype(mode)::value;
     if constexpr (Mode == update_mode::exclusive) {
