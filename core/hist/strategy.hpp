@@ -197,6 +197,9 @@ inline constexpr int warp_size = 32;
 // and, since the global kernel runs one tile per thread, in global memory too (argmax 48K RF = 63
 // 637 vs 339 us, RF = 1 596 vs 480 us; saturated add 196K RF = 63 2381 vs 2128 us, RF = 1 within
 // 1%). (With one balanced part per resident block it had made global argmax 1.7-2.4x faster.)
+// Those shared runs took eight elements per step and folded with CAS loops; with one element per
+// step and block partials, as the plain updates run, it still lost (saturated add RF = 63: 505
+// 391 vs 211 us, 2K 490 vs 225, 12K 557 vs 230, 48K 578 vs 295; RF = 1 2K 490 vs 126).
 inline constexpr bool warp_combine_default = false;
 // Thread-private shared sub-histograms (M = block threads, one copy per thread): no two threads
 // share a copy, so updates are a plain read, the operator and a write; the interleaved layout
