@@ -197,7 +197,6 @@ __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, s
   for (; i < hi; i += step) apply(f(i));
 }
 
-
 // The sample behind a shared CAS block's elements per step (cas_sample_wide): each thread
 // evaluates the first element of the block's part [lo, hi), and the block counts the in-range
 // ones and the distinct bins among them, marked in a bitmap of `limit` bits laid over the shared
