@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -104,11 +105,13 @@ std::vector<hist_options> strategies() {
           partitioned(o(hist_strategy::shared, 0, 0)), partitioned(o(hist_strategy::shared, 32, 0))};
 }
 
-// Runs hist with every strategy (host: once) from `initial` and compares with the reference.
+// Runs hist with every strategy (host: once) from `initial` and compares with the reference;
+// check_plan, if given, also looks at each plan that ran.
 template <class Op, class Compare>
 void check_all(context& ctx, const std::vector<std::int64_t>& bins, const std::vector<typename Op::value_type>& values,
                const std::vector<typename Op::value_type>& initial, Compare compare,
-               std::vector<hist_options> options = strategies()) {
+               std::vector<hist_options> options = strategies(),
+               const std::function<void(const hist_plan&)>& check_plan = {}) {
   using V = typename Op::value_type;
   std::vector<V> expected = initial;
   validate::hist_reference<std::int64_t, V>(expected, bins, values, Op{});
@@ -127,7 +130,13 @@ void check_all(context& ctx, const std::vector<std::int64_t>& bins, const std::v
     }
     const auto report = compare(expected, h.to_vector());
     EXPECT_TRUE(report.ok()) << plan.describe() << "\n" << report.describe("bins");
+    if (check_plan) check_plan(plan);
   }
+}
+
+template <class Op>
+std::vector<typename Op::value_type> identity_histogram(std::int64_t H) {
+  return std::vector<typename Op::value_type>(std::size_t(H), Op::identity());
 }
 
 template <class V>
@@ -468,27 +477,19 @@ TEST_P(Hist, SplitHistogramsRunThroughDistributedSharedMemory) {
   const std::int64_t H = 200'003, n = 400'000;
   const auto bins = random_bins(n, -5, H + 5, 97);
   const auto values = random_values<std::uint32_t>(n, 98, 0, 1 << 20);
-  buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
-  buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
   const auto wide = random_values<std::int64_t>(n, 99, -(std::int64_t{1} << 40), 1 << 20);
-  buffer<std::int64_t> w(ctx(), std::span<const std::int64_t>(wide));
-  const auto run = [&](auto op, int c, const auto& vals, const auto& device_vals) {
-    using Op = decltype(op);
-    using V = typename Op::value_type;
-    std::vector<V> expected(std::size_t(H), Op::identity());
-    validate::hist_reference<std::int64_t, V>(expected, bins, vals, op);
-    buffer<V> h(ctx(), std::span<const V>(std::vector<V>(std::size_t(H), Op::identity())));
-    hist_options o;
-    o.split = c;
-    const auto plan = hist(ctx(), o, n, from_arrays<V>{b.data(), device_vals.data()}, h.view(), op);
-    EXPECT_EQ(plan.split, c) << plan.describe();
-    EXPECT_EQ(h.to_vector(), expected) << plan.describe();
-  };
+  using u32 = std::uint32_t;
   // (H / 2 four-byte bins or H / 4 eight-byte ones do not fit one block.)
   for (int c : {4, 8, 16}) {
-    run(plus<std::uint32_t>{}, c, values, v);
-    run(saturating_plus<std::uint32_t, 24>{}, c, values, v);
-    if (c >= 8) run(maximum<std::int64_t>{}, c, wide, w);  // 8-byte hardware max: a CAS loop (remote_update)
+    hist_options o;
+    o.split = c;
+    const auto ran_split = [c](const hist_plan& plan) { EXPECT_EQ(plan.split, c) << plan.describe(); };
+    check_all<plus<u32>>(ctx(), bins, values, identity_histogram<plus<u32>>(H), exact<u32>, {o}, ran_split);
+    check_all<saturating_plus<u32, 24>>(ctx(), bins, values, identity_histogram<saturating_plus<u32, 24>>(H), exact<u32>,
+                                        {o}, ran_split);
+    if (c >= 8)  // 8-byte hardware max: a CAS loop (remote_update)
+      check_all<maximum<std::int64_t>>(ctx(), bins, wide, identity_histogram<maximum<std::int64_t>>(H), exact<std::int64_t>,
+                                       {o}, ran_split);
   }
 }
 
@@ -506,24 +507,17 @@ TEST_P(Hist, PartitionedBucketsAnyShape) {
     else if (bins[i] >= 600'000 && bins[i] < 900'000) bins[i] -= 300'000;
   }
   const auto values = random_values<std::uint32_t>(n, 133, 0, 1 << 20);
-  buffer<std::int64_t> b(ctx(), std::span<const std::int64_t>(bins));
-  buffer<std::uint32_t> v(ctx(), std::span<const std::uint32_t>(values));
-  const auto run = [&](auto op) {
-    using Op = decltype(op);
-    using V = typename Op::value_type;
-    std::vector<V> expected(std::size_t(H), Op::identity());
-    validate::hist_reference<std::int64_t, V>(expected, bins, values, op);
-    buffer<V> h(ctx(), std::span<const V>(std::vector<V>(std::size_t(H), Op::identity())));
-    hist_options o;
-    o.partition = hist_toggle::on;
-    const auto plan = hist(ctx(), o, n, from_arrays<V>{b.data(), v.data()}, h.view(), op);
+  hist_options o;
+  o.partition = hist_toggle::on;
+  const auto ran_partitioned = [](const hist_plan& plan) {
     EXPECT_TRUE(plan.partitioned) << plan.describe();
     EXPECT_GT(plan.passes, 50) << plan.describe();
-    EXPECT_EQ(h.to_vector(), expected) << plan.describe();
   };
-  run(plus<std::uint32_t>{});
-  run(saturating_plus<std::uint32_t, 24>{});
-  run(maximum<std::uint32_t>{});
+  using u32 = std::uint32_t;
+  check_all<plus<u32>>(ctx(), bins, values, identity_histogram<plus<u32>>(H), exact<u32>, {o}, ran_partitioned);
+  check_all<saturating_plus<u32, 24>>(ctx(), bins, values, identity_histogram<saturating_plus<u32, 24>>(H), exact<u32>, {o},
+                                      ran_partitioned);
+  check_all<maximum<u32>>(ctx(), bins, values, identity_histogram<maximum<u32>>(H), exact<u32>, {o}, ran_partitioned);
 }
 
 SOAC_INSTANTIATE_BACKENDS(Hist);
