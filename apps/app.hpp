@@ -64,6 +64,9 @@ class app {
   virtual std::vector<preset> presets() const = 0;
   // Variants of `soac run --variant`; the first is the default.
   virtual std::vector<std::string> variants() const = 0;
+  // Settings a variant may take after its name (--variant NAME,KEY=VALUE,...), described for
+  // `soac list`; empty: none.
+  virtual std::string variant_settings() const { return {}; }
   // Presets `soac bench` sweeps when none are named.
   virtual std::vector<std::string> bench_presets() const = 0;
 

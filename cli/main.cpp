@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+// Repeatable options take one value per use: a value may hold commas (--set variants=shared,M=1).
+#define CXXOPTS_VECTOR_DELIMITER '\0'
 #include <cxxopts.hpp>
 
 #include "apps/app.hpp"
@@ -105,6 +107,7 @@ int cmd_list(std::vector<std::string>& args) {
     for (const auto& p : a->presets()) std::cout << "    " << p.name << ": " << p.description << "  " << p.params.dump() << "\n";
     std::cout << "  variants:";
     for (const auto& v : a->variants()) std::cout << " " << v;
+    if (!a->variant_settings().empty()) std::cout << "\n  variant settings (--variant NAME,KEY=VALUE,...): " << a->variant_settings();
     std::cout << "\n  bench presets:";
     for (const auto& v : a->bench_presets()) std::cout << " " << v;
     std::cout << "\n";
@@ -152,7 +155,7 @@ int cmd_run(std::vector<std::string>& args) {
   o.add_options()
       ("i,input", "dataset directory (from soac gen)", cxxopts::value<std::string>())
       ("o,output", "result directory (default: DATASET.result)", cxxopts::value<std::string>())
-      ("variant", "algorithm variant (default: the app's first, see soac list)", cxxopts::value<std::string>())
+      ("variant", "algorithm variant, NAME or NAME,KEY=VALUE,... (default: the app's first, see soac list)", cxxopts::value<std::string>())
       ("v,verbose", "print what the primitives chose");
   const auto r = parse(o, args);
   const auto& a = apps::find_app(required<std::string>(r, o, "app"));
@@ -162,12 +165,16 @@ int cmd_run(std::vector<std::string>& args) {
                                  : std::filesystem::path(req.input.string() + ".result");
   if (r.count("variant")) {
     req.variant = r["variant"].as<std::string>();
+    // NAME, or NAME,SETTINGS for apps that take settings (see soac list).
+    const std::string name = req.variant.substr(0, req.variant.find(','));
     const auto vs = a.variants();
-    if (std::find(vs.begin(), vs.end(), req.variant) == vs.end()) {
+    if (std::find(vs.begin(), vs.end(), name) == vs.end()) {
       std::string known;
       for (auto& v : vs) known += (known.empty() ? "" : ", ") + v;
-      throw usage_error(a.name() + ": unknown variant '" + req.variant + "' (known: " + known + ")");
+      throw usage_error(a.name() + ": unknown variant '" + name + "' (known: " + known + ")");
     }
+    if (name != req.variant && a.variant_settings().empty())
+      throw usage_error(a.name() + ": variant '" + name + "' takes no settings (got '" + req.variant + "')");
   }
   req.verbose = r.count("verbose") > 0;
   context ctx = make_context(r);

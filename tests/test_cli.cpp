@@ -138,6 +138,22 @@ TEST_F(Cli, UnknownAppCommandBackendVariantAndParameter) {
                  "out of range");
 }
 
+TEST_F(Cli, VariantSettings) {
+  // hist takes settings after a variant's name (any fixed shape); scatter takes none.
+  ASSERT_EQ(soac_cli("gen hist --preset small --set n=5000 -o " + path("h")).code, 0);
+  EXPECT_OUTCOME(soac_cli("run hist --backend host --variant shared,M=1,S=2 -i " + path("h") + " -o " + path("h.out")), 0,
+                 "shared,M=1,S=2");
+  EXPECT_EQ(soac_cli("validate hist -i " + path("h") + " -r " + path("h.out")).code, 0);
+  EXPECT_OUTCOME(soac_cli("run hist --backend host --variant shared,Q=1 -i " + path("h")), exit_code::usage,
+                 "unknown setting 'Q'");
+  EXPECT_OUTCOME(soac_cli("run hist --backend host --variant fast,M=1 -i " + path("h")), exit_code::usage,
+                 "unknown variant 'fast'");
+  gen("data");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host --variant plain,M=1 -i " + path("data")), exit_code::usage,
+                 "takes no settings");
+  EXPECT_OUTCOME(soac_cli("list"), 0, "variant settings");
+}
+
 TEST_F(Cli, MissingDataset) {
   EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("nowhere")), exit_code::input, path("nowhere"));
 }

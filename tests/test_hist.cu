@@ -77,6 +77,10 @@ std::vector<hist_options> strategies() {
     r.partition = hist_toggle::on;
     return r;
   };
+  auto ahead = [](hist_options r, hist_toggle t) {
+    r.load_ahead = t;
+    return r;
+  };
   // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
   // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
   // for every kind (refused where a copy per thread does not fit); shared shapes also run in
@@ -85,7 +89,8 @@ std::vector<hist_options> strategies() {
   // and without clusters; multi-pass and thread-private shapes fold without them) and off; split
   // over clusters of 4 and 16 (refused for locks, before sm_90 and where a slice does not fit);
   // partitioned into buckets of chunks, by the model's M and with M = 32 (refused for locks and
-  // values over 8 bytes, and where 32 copies of a chunk do not fit).
+  // values over 8 bytes, and where 32 copies of a chunk do not fit); loads issued a step ahead
+  // forced on (one pass and side by side) and off.
   return {o(hist_strategy::automatic, 0, 0), o(hist_strategy::shared, 0, 0), o(hist_strategy::shared, 1, 1),
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
@@ -102,7 +107,9 @@ std::vector<hist_options> strategies() {
           partials(exclusive(o(hist_strategy::shared, 0, 0)), hist_toggle::on),
           partials(o(hist_strategy::automatic, 0, 0), hist_toggle::off),
           split(o(hist_strategy::shared, 0, 0), 4), split(o(hist_strategy::shared, 0, 0), 16),
-          partitioned(o(hist_strategy::shared, 0, 0)), partitioned(o(hist_strategy::shared, 32, 0))};
+          partitioned(o(hist_strategy::shared, 0, 0)), partitioned(o(hist_strategy::shared, 32, 0)),
+          ahead(o(hist_strategy::shared, 0, 0), hist_toggle::on), ahead(o(hist_strategy::shared, 1, 3), hist_toggle::on),
+          ahead(o(hist_strategy::automatic, 0, 0), hist_toggle::off)};
 }
 
 // Runs hist with every strategy (host: once) from `initial` and compares with the reference;
@@ -148,6 +155,27 @@ TEST_P(Hist, IntAddAcrossSizes) {
     const auto bins = random_bins(n, 0, H - 1, 11 + H);
     const auto values = random_values<std::int32_t>(n, 3, -5, 5);
     check_all<plus<std::int32_t>>(ctx(), bins, values, std::vector<std::int32_t>(std::size_t(H), 0), exact<std::int32_t>);
+  }
+}
+
+// Loads issued a step ahead re-read a thread's last whole tile instead of reading past its part;
+// every element must still count once, whatever the number of whole tiles and the tail: element
+// counts around multiples of a 1024-thread block's 8-element tile and of the resident grid's.
+TEST_P(Hist, LoadsAheadCountEveryElementOnce) {
+  const std::int64_t tile = 8 * 1024, wave = 132 * tile;
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1023}, tile - 1, tile, tile + 1, 2 * tile + 5, wave - 3, 2 * wave + 77}) {
+    for (std::int64_t H : {100, 49'152}) {
+      const auto bins = random_bins(n, 0, H - 1, 90 + n);
+      hist_options on;
+      on.load_ahead = hist_toggle::on;
+      on.thread_private = hist_toggle::off;  // the compare-and-swap kernels with loads ahead too
+      const auto ran_ahead = [](const hist_plan& p) { EXPECT_TRUE(p.host || p.load_ahead) << p.describe(); };
+      check_all<plus<std::int32_t>>(ctx(), bins, std::vector<std::int32_t>(std::size_t(n), 1),
+                                    std::vector<std::int32_t>(std::size_t(H), 0), exact<std::int32_t>, {on}, ran_ahead);
+      check_all<saturating_plus<std::uint32_t, 24>>(ctx(), bins, random_values<std::uint32_t>(n, 91, 0, 300),
+                                                    identity_histogram<saturating_plus<std::uint32_t, 24>>(H),
+                                                    exact<std::uint32_t>, {on}, ran_ahead);
+    }
   }
 }
 
@@ -814,6 +842,54 @@ TEST(HistModel, WarpCombiningFollowsTheStrategyUnlessForced) {
   EXPECT_TRUE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, on).warp_combine);
   EXPECT_EQ(parse_hist_toggle("on"), hist_toggle::on);
   EXPECT_THROW(parse_hist_toggle("maybe"), usage_error);
+}
+
+TEST(HistModel, LoadsAheadWhereOneBlockRunsPerSm) {
+  // hist_tuning::load_ahead_note: HDW and CAS that writes with one block per SM; not with two
+  // (the kernels' registers would leave one), nor for contention-tolerant operators, thread-private
+  // copies or partitioned plans; forced either way.
+  const device_properties p = h100();
+  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::hdw, {}).load_ahead);
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 12288, 4, atomic_kind::hdw, {}).load_ahead);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 2048, 4, atomic_kind::hdw, {}).load_ahead);
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::cas, {}).load_ahead);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 24576, 4, atomic_kind::cas, {}).load_ahead);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 24576, 8, atomic_kind::cas, {}, u).load_ahead);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {}).load_ahead);  // thread-private
+  EXPECT_FALSE(plan_hist(p, N50M, 786432, 4, atomic_kind::cas, {}, [] { return 1.0; }).load_ahead);  // partitioned
+  hist_options on, off;
+  on.load_ahead = hist_toggle::on;
+  off.load_ahead = hist_toggle::off;
+  EXPECT_TRUE(plan_hist_shared(p, N50M, 2048, 4, atomic_kind::hdw, on).load_ahead);
+  EXPECT_FALSE(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::hdw, off).load_ahead);
+}
+
+TEST(HistModel, SettingsParseIntoOptions) {
+  const hist_options o = parse_hist_options("strategy=shared,M=1,S=2,RF=63,ahead=on,partials=off,cluster=2,block=768");
+  EXPECT_EQ(o.strategy, hist_strategy::shared);
+  EXPECT_EQ(o.multi, 1);
+  EXPECT_EQ(o.passes, 2);
+  EXPECT_EQ(o.race_factor, 63.0);
+  EXPECT_EQ(o.load_ahead, hist_toggle::on);
+  EXPECT_EQ(o.block_partials, hist_toggle::off);
+  EXPECT_EQ(o.cluster, 2);
+  EXPECT_EQ(o.block, 768);
+  const hist_options forced = parse_hist_options("atomic=xcg,split=4,partition=off,combine=on,private=off");
+  EXPECT_TRUE(forced.force_atomic);
+  EXPECT_EQ(forced.atomic, atomic_kind::xcg);
+  EXPECT_EQ(forced.split, 4);
+  EXPECT_EQ(forced.partition, hist_toggle::off);
+  EXPECT_EQ(forced.warp_combine, hist_toggle::on);
+  EXPECT_EQ(forced.thread_private, hist_toggle::off);
+  // Settings apply on top of a base; none leave it as it was.
+  hist_options base;
+  base.multi = 5;
+  EXPECT_EQ(parse_hist_options("S=3", base).multi, 5);
+  EXPECT_EQ(parse_hist_options("", base).multi, 5);
+  for (const char* bad : {"M", "=1", "Q=1", "M=-1", "M=two", "S=1.5", "RF=x", "ahead=maybe", "strategy=fast", "atomic=mutex",
+                          "cluster=3", "block=100", "block=2048", "M=1,,S=2"})
+    EXPECT_THROW(parse_hist_options(bad), usage_error) << bad;
 }
 
 TEST(HistModel, OperatorContentionToleranceReplacesU) {

@@ -101,6 +101,10 @@ struct micro_spec {
   std::int64_t n = 0, H = 0, rf = 0;
   std::string op;
   bool sweeps = true, lock = true;
+  // The forced variants besides auto: empty, the default set; "none"; or variants of
+  // `soac run --variant` separated by ';' (e.g. "shared,M=1,S=2;auto,ahead=on") in place of that set and
+  // the sweeps.
+  std::string variants;
 };
 
 u32 divisor(std::int64_t H, std::int64_t rf) { return u32(std::max<std::int64_t>(1, H / rf)); }
@@ -117,7 +121,7 @@ void fill_identity(context& ctx, span<typename Op::value_type> h) {
   }
 }
 
-hist_options options_for(const std::string& variant) {
+hist_options named_options(const std::string& variant) {
   hist_options o;
   if (variant == "auto") return o;
   if (variant == "combined" || variant == "uncombined") {
@@ -139,6 +143,14 @@ hist_options options_for(const std::string& variant) {
   }
   o.strategy = parse_hist_strategy(variant);
   return o;
+}
+
+// NAME[,KEY=VALUE...]: a named variant, then settings on top of it (set_hist_option), so that any
+// fixed shape can be run, e.g. "shared,M=1,S=2".
+hist_options options_for(const std::string& variant) {
+  const std::size_t comma = variant.find(',');
+  const hist_options named = named_options(variant.substr(0, comma));
+  return comma == std::string::npos ? named : parse_hist_options(std::string_view(variant).substr(comma + 1), named);
 }
 
 // ---- Result files: "histo" for hdw/cas, "value" + "index" for argmax.
@@ -195,7 +207,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"partitioned", p.partitioned}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"partitioned", p.partitioned}, {"load_ahead", p.load_ahead}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
@@ -210,7 +222,7 @@ class hist_app final : public app {
   }
   std::vector<preset> presets() const override {
     auto p = [](std::int64_t n, std::int64_t H, std::int64_t rf, const char* op, int sweeps) {
-      return nlohmann::json{{"n", n}, {"H", H}, {"RF", rf}, {"op", op}, {"sweeps", sweeps}, {"lock", 1}};
+      return nlohmann::json{{"n", n}, {"H", H}, {"RF", rf}, {"op", op}, {"sweeps", sweeps}, {"lock", 1}, {"variants", ""}};
     };
     constexpr std::int64_t N = 50'000'000;
     return {{"small", "N = 1M, H = 2048, RF = 1, int add (gen/run default)", p(1'000'000, 2048, 1, "hdw", 1)},
@@ -224,6 +236,23 @@ class hist_app final : public app {
   }
   std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared", "partitioned", "unpartitioned"}; }
   std::vector<std::string> bench_presets() const override { return {"fig7"}; }
+  std::string variant_settings() const override {
+    return "strategy=auto|shared|global, M=N, S=N, RF=X, atomic=hdw|cas|xcg, combine|private|partials|partition|ahead="
+           "auto|on|off, cluster=N, split=N, block=THREADS (e.g. shared,M=1,S=2)";
+  }
+
+  // The bench parameter `variants` split at ';' ("none" and "" give none).
+  static std::vector<std::string> variant_list(const micro_spec& s) {
+    std::vector<std::string> out;
+    if (s.variants == "none") return out;
+    std::string_view rest = s.variants;
+    while (!rest.empty()) {
+      const std::size_t semi = rest.find(';');
+      if (semi != 0) out.emplace_back(rest.substr(0, semi));
+      rest = semi == std::string_view::npos ? std::string_view{} : rest.substr(semi + 1);
+    }
+    return out;
+  }
 
   static micro_spec spec_of(const nlohmann::json& params) {
     micro_spec s;
@@ -234,6 +263,11 @@ class hist_app final : public app {
     s.lock = int_param(params, "lock", 0, 1) == 1;
     if (!params.contains("op") || !params["op"].is_string()) throw usage_error("hist: parameter op must be hdw, cas, xcg or all");
     s.op = params["op"].get<std::string>();
+    if (params.contains("variants")) {
+      if (!params["variants"].is_string()) throw usage_error("hist: parameter variants must be a string");
+      s.variants = params["variants"].get<std::string>();
+      for (const auto& v : variant_list(s)) options_for(v);  // a bad one fails before any run
+    }
     return s;
   }
 
@@ -461,6 +495,10 @@ class hist_app final : public app {
       if (check()) suite.annotate(plan);
     };
     soac_variant("soac auto", {});
+    if (!s.variants.empty()) {
+      for (const auto& v : variant_list(s)) soac_variant("soac " + v, options_for(v));
+      return;
+    }
     if constexpr (!is_hdw) {
       // Warp combining (off by default, see hist_tuning::warp_combine_default), forced both ways.
       hist_options on, off;

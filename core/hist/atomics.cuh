@@ -120,6 +120,46 @@ __device__ __forceinline__ void hw_update(V* p, V v) {
   }
 }
 
+// Whether shared_red below applies: a 4-byte built-in operator with a PTX reduction (no user
+// update, which the trait may map to anything).
+template <class Op>
+inline constexpr bool has_shared_red = [] {
+  using V = typename Op::value_type;
+  if constexpr (has_user_update<Op>::value || sizeof(V) != 4) return false;
+  else if constexpr (std::is_same_v<V, float>) return is_family<Op, plus>::value;
+  else if constexpr (is_hw_int32<V>)
+    return is_family<Op, plus>::value || is_family<Op, minimum>::value || is_family<Op, maximum>::value ||
+           is_family<Op, bit_and>::value || is_family<Op, bit_or>::value;
+  else return false;
+}();
+
+// HDW update of the shared-memory bin at shared address `at`, when `pred` holds: one predicated
+// reduction instruction. Written as `if (pred) atomicAdd(...)`, each update became a branch around
+// the atomic inside a convergence region (BSSY, BRA, BSYNC: about 4 more instructions per update),
+// which mattered where one 1024-thread block per SM is issue-bound (48K int bins).
+template <class Op>
+__device__ __forceinline__ void shared_red(unsigned at, const typename Op::value_type& v, bool pred) {
+  using V = typename Op::value_type;
+  const unsigned p = pred;
+#define SOAC_SHARED_RED(OPTYPE, REG, VALUE)                                                               \
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q red.shared." OPTYPE " [%0], %1;\n\t}" ::"r"(at), \
+               REG(VALUE), "r"(p)                                                                          \
+               : "memory")
+  if constexpr (std::is_same_v<V, float>) {
+    SOAC_SHARED_RED("add.f32", "f", v);
+  } else {
+    constexpr bool sign = std::is_signed_v<V>;
+    if constexpr (is_family<Op, plus>::value) SOAC_SHARED_RED("add.u32", "r", v);
+    else if constexpr (is_family<Op, minimum>::value && sign) SOAC_SHARED_RED("min.s32", "r", v);
+    else if constexpr (is_family<Op, minimum>::value) SOAC_SHARED_RED("min.u32", "r", v);
+    else if constexpr (is_family<Op, maximum>::value && sign) SOAC_SHARED_RED("max.s32", "r", v);
+    else if constexpr (is_family<Op, maximum>::value) SOAC_SHARED_RED("max.u32", "r", v);
+    else if constexpr (is_family<Op, bit_and>::value) SOAC_SHARED_RED("and.b32", "r", v);
+    else SOAC_SHARED_RED("or.b32", "r", v);
+  }
+#undef SOAC_SHARED_RED
+}
+
 // CAS: retry until the word we combined with is still the one in memory, starting from `old`, a
 // value the bin held. A result equal to the value read means v is already absorbed (for an
 // associative, commutative operator it then is in every later value too), so no write is

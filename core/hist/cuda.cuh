@@ -62,8 +62,10 @@ enum class update_mode {
   exclusive,  // the copy is the thread's own: a plain read, the operator, a write
 };
 
-// Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram.
-template <atomic_kind K, class Op, update_mode Mode = update_mode::atomic, class R>
+// Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram. Shared:
+// sub is in shared memory, so hardware updates of operators with a PTX reduction take one
+// predicated instruction (shared_red) instead of a branch.
+template <atomic_kind K, class Op, update_mode Mode = update_mode::atomic, bool Shared = false, class R>
 __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_type* sub, int* locks, std::int64_t off,
                                               std::int64_t limit, std::int64_t stride = 1) {
   using U = updates_of<R>;
@@ -72,7 +74,11 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
   for (int k = 0; k < U::count; ++k) {
     const auto& u = U::get(r, k);
     V v = static_cast<V>(u.value);
-    if (lead_update<Mode == update_mode::combined, Op>(u.bin, off, limit, v)) {
+    if constexpr (Shared && K == atomic_kind::hdw && Mode == update_mode::atomic && has_shared_red<Op>) {
+      const bool in = std::uint64_t(u.bin) - std::uint64_t(off) < std::uint64_t(limit);
+      const unsigned at = unsigned(__cvta_generic_to_shared(sub)) + unsigned(u.bin - off) * unsigned(stride) * unsigned(sizeof(V));
+      shared_red<Op>(at, v, in);
+    } else if (lead_update<Mode == update_mode::combined, Op>(u.bin, off, limit, v)) {
       const std::int64_t at = (u.bin - off) * stride;
       if constexpr (Mode == update_mode::exclusive) sub[at] = Op{}(sub[at], v);
       else atomic_update<K, Op>(sub + at, locks ? locks + at : nullptr, v);
@@ -85,7 +91,7 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
 // one round of L2 reads instead of one per update: measured on the H100, argmax at M=1 went from
 // 1.29 to 0.71 ms. In shared memory the reads are cheap and reading early only makes them stale
 // under contention (24-bit saturated add, H=31: 0.22 ms read per update, 0.64 ms read early).
-template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, class R, int Items>
+template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, bool Shared, class R, int Items>
 __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
                                                    std::int64_t off, std::int64_t limit, std::int64_t stride) {
   if constexpr (EarlyReads && K == atomic_kind::cas && !is_elementwise<Op>::value) {
@@ -112,16 +118,16 @@ __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename
       if (where[q]) cas_update_from<Op>(where[q], first[q], value[q]);
   } else {
 #pragma unroll
-    for (int j = 0; j < Items; ++j) apply_updates<K, Op, Mode>(r[j], sub, locks, off, limit, stride);
+    for (int j = 0; j < Items; ++j) apply_updates<K, Op, Mode, Shared>(r[j], sub, locks, off, limit, stride);
   }
 }
 
 // What for_part hands over: a whole tile (an array of results) or a single result.
-template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, class T>
+template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, bool Shared, class T>
 __device__ __forceinline__ void apply_tile_or_one(const T& t, typename Op::value_type* sub, int* locks,
                                                   std::int64_t off, std::int64_t limit, std::int64_t stride) {
-  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads, Mode>(t, sub, locks, off, limit, stride);
-  else apply_updates<K, Op, Mode>(t, sub, locks, off, limit, stride);
+  if constexpr (std::is_array_v<T>) apply_tile_updates<K, Op, EarlyReads, Mode, Shared>(t, sub, locks, off, limit, stride);
+  else apply_updates<K, Op, Mode, Shared>(t, sub, locks, off, limit, stride);
 }
 
 // Part `part` of `parts` balanced, contiguous parts of [begin, end) (whole tiles would leave up to
@@ -178,23 +184,65 @@ __device__ __forceinline__ void warp_steps(I lo, I hi, Load&& load, Apply&& appl
   }
 }
 
+// A thread's tiles of a part, each tile's elements evaluated before the previous tile's updates
+// (software pipelining), so the thread keeps its loads in flight while it updates. The constructor
+// issues the first tile's loads, so a kernel can construct it before work that does not need them
+// (initialising shared memory). At its last whole tile, run() evaluates that tile once more (one
+// select per tile rather than a clamp per element), so that the loads of every step are
+// unconditional and the compiler can schedule the updates between them and their uses.
+template <int Items, class F>
+struct tiles_ahead {
+  using R = decltype(std::declval<F&>()(std::int64_t{0}));
+  R cur[Items];
+  std::int64_t i, hi;
+  __device__ __forceinline__ tiles_ahead(F& f, part_range part) : i(part.lo + threadIdx.x), hi(part.hi) {
+    const std::int64_t step = blockDim.x;
+    if (i + (Items - 1) * step < hi)
+#pragma unroll
+      for (int j = 0; j < Items; ++j) cur[j] = f(i + j * step);
+  }
+  template <class Apply>
+  __device__ __forceinline__ void run(F& f, Apply&& apply) {
+    const std::int64_t step = blockDim.x;
+    if (i + (Items - 1) * step < hi) {
+      for (i += Items * step;; i += Items * step) {
+        const bool more = i + (Items - 1) * step < hi;
+        const std::int64_t at = more ? i : i - Items * step;  // the current tile's again: no more whole tiles
+        R next[Items];
+#pragma unroll
+        for (int j = 0; j < Items; ++j) next[j] = f(at + j * step);
+        apply(cur);
+        if (!more) break;
+#pragma unroll
+        for (int j = 0; j < Items; ++j) cur[j] = next[j];
+      }
+    }
+    for (; i < hi; i += step) apply(f(i));
+  }
+};
+
 // Evaluates f over part `part` of `parts` of [begin, end) (see part_of). Within a tile of B * Items
 // elements, all Items loads are issued before any update, so each thread keeps Items loads in
-// flight; `apply` receives the tile's results as an array, and single results for the tail.
-template <int Items, class F, class Apply>
+// flight; `apply` receives the tile's results as an array, and single results for the tail. With
+// Ahead, the loads of the next tile are in flight during the updates too (tiles_ahead).
+template <int Items, bool Ahead = false, class F, class Apply>
 __device__ __forceinline__ void for_part(std::int64_t begin, std::int64_t end, std::int64_t part, std::int64_t parts,
                                          F& f, Apply&& apply) {
-  using R = decltype(f(std::int64_t{0}));
-  const auto [lo, hi] = part_of(begin, end, part, parts);
-  const std::int64_t step = blockDim.x;
-  std::int64_t i = lo + threadIdx.x;
-  for (; i + (Items - 1) * step < hi; i += Items * step) {
-    R r[Items];
+  if constexpr (Ahead) {
+    tiles_ahead<Items, F>(f, part_of(begin, end, part, parts)).run(f, apply);
+  } else {
+    using R = decltype(f(std::int64_t{0}));
+    const auto [lo, hi] = part_of(begin, end, part, parts);
+    const std::int64_t step = blockDim.x;
+    std::int64_t i = lo + threadIdx.x;
+    for (; i + (Items - 1) * step < hi; i += Items * step) {
+      R r[Items];
 #pragma unroll
-    for (int j = 0; j < Items; ++j) r[j] = f(i + j * step);
-    apply(r);  // the whole tile at once (see the array overload of apply_updates)
+      for (int j = 0; j < Items; ++j) r[j] = f(i + j * step);
+      apply(r);  // the whole tile at once (see the array overload of apply_updates)
+    }
+    for (; i < hi; i += step) apply(f(i));
   }
-  for (; i < hi; i += step) apply(f(i));
 }
 
 // The sample behind a shared CAS block's elements per step (cas_sample_wide): each thread
@@ -400,7 +448,7 @@ __device__ __forceinline__ T* register_shared(T* p) {
 // WideItems > 0: the block takes Items or WideItems elements per step, as sample_wide_steps
 // says. (The versions with the cluster fold never sample: see hist_tuning::cluster_note.)
 template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
-          bool FoldVariants = false, int WideItems = 0>
+          bool FoldVariants = false, int WideItems = 0, bool Ahead = false>
 __global__ void __launch_bounds__(MaxBlock)
     hist_shared_kernel(std::int64_t seg_len, std::int64_t per_hist, F f, typename Op::value_type* histo,
                        int* global_locks, std::int64_t H, std::int64_t off, int chunk, int M, int side_by_side,
@@ -425,11 +473,17 @@ __global__ void __launch_bounds__(MaxBlock)
   constexpr bool shared_locks = K == atomic_kind::xcg && Mode != update_mode::exclusive;
   int* locks = shared_locks ? reinterpret_cast<int*>(smem + ((std::size_t(total) * sizeof(V) + 3) & ~std::size_t(3))) : nullptr;
   const std::int64_t limit = std::min<std::int64_t>(chunk, H - off);
+  const part_range part = part_of(h * seg_len, (h + 1) * seg_len, r, parts);
   // The bitmap of limit bits fits the M * chunk values of at least 4 bytes.
   bool wide = false;
   if constexpr (WideItems > 0)
-    wide = sample_wide_steps(f, part_of(h * seg_len, (h + 1) * seg_len, r, parts), off, limit,
-                             reinterpret_cast<unsigned int*>(smem), int(ceil_div(blockDim.x, M)));
+    wide = sample_wide_steps(f, part, off, limit, reinterpret_cast<unsigned int*>(smem), int(ceil_div(blockDim.x, M)));
+  // Loads ahead without a sample: the first tile's loads are in flight while shared memory is
+  // initialised.
+  auto first_tile = [&] {
+    if constexpr (Ahead && WideItems == 0) return tiles_ahead<Items, F>(f, part);
+    else return 0;
+  }();
   for (int i = threadIdx.x; i < total; i += blockDim.x) {
     sub[i] = Op::identity();
     if (locks) locks[i] = 0;
@@ -442,10 +496,14 @@ __global__ void __launch_bounds__(MaxBlock)
   const int stride = interleaved ? M : 1;
   V* mine = register_shared(sub + lhid);
   int* my_locks = locks ? locks + lhid : nullptr;
-  const auto update = [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode>(res, mine, my_locks, off, limit, stride); };
-  const auto steps = [&](auto items) { for_part<decltype(items)::value>(h * seg_len, (h + 1) * seg_len, r, parts, f, update); };
+  const auto update = [&](const auto& res) { apply_tile_or_one<K, Op, false, Mode, true>(res, mine, my_locks, off, limit, stride); };
+  const auto steps = [&](auto items) {
+    for_part<decltype(items)::value, Ahead>(h * seg_len, (h + 1) * seg_len, r, parts, f, update);
+  };
   using narrow = std::integral_constant<int, Items>;
-  if constexpr (WideItems > 0) {
+  if constexpr (Ahead && WideItems == 0) {
+    first_tile.run(f, update);
+  } else if constexpr (WideItems > 0) {
     if (wide) steps(std::integral_constant<int, WideItems>{});
     else steps(narrow{});
   } else {
@@ -548,7 +606,7 @@ __global__ void __launch_bounds__(hist_tuning::global_block)
   auto* mine = subs + lhid;
   int* my_locks = locks ? locks + lhid : nullptr;
   for_part<Items>(0, n, blockIdx.x, gridDim.x, f,
-                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Mode>(res, mine, my_locks, off, limit, 1); });
+                  [&](const auto& res) { apply_tile_or_one<K, Op, true, Mode, false>(res, mine, my_locks, off, limit, 1); });
 }
 
 template <class V>
@@ -695,7 +753,7 @@ void with_update_mode(const hist_plan& plan, Fn&& fn) {
 }
 
 template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
-          int WideItems = 0>
+          int WideItems = 0, bool Ahead = false>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes);
 
@@ -723,26 +781,34 @@ void hist_shared_launch(context& ctx, hist_plan& plan, std::int64_t seg_len, std
       // The plan's elements per step (see hist_tuning::shared_items_cas_contended): sampled per
       // block, or fixed for contention-tolerant operators.
       constexpr int contended = hist_items<F, hist_tuning::shared_items_cas_contended>();
+      constexpr int wide = hist_items<F, hist_tuning::shared_items_cas_wide>();
+      if (plan.items_wide > 0 && plan.load_ahead)
+        return hist_shared_run<K, contended, Op, Mode, F, hist_tuning::shared_block, wide, true>(ctx, plan, seg_len, batches,
+                                                                                                 f, histo, H, bytes);
       if (plan.items_wide > 0)
-        return hist_shared_run<K, contended, Op, Mode, F, hist_tuning::shared_block,
-                               hist_items<F, hist_tuning::shared_items_cas_wide>()>(ctx, plan, seg_len, batches, f, histo, H,
-                                                                                    bytes);
+        return hist_shared_run<K, contended, Op, Mode, F, hist_tuning::shared_block, wide>(ctx, plan, seg_len, batches, f,
+                                                                                          histo, H, bytes);
       if (plan.items_per_thread == hist_tuning::shared_items_cas_alone)
         return hist_shared_run<K, hist_items<F, hist_tuning::shared_items_cas_alone>(), Op, Mode>(ctx, plan, seg_len, batches,
                                                                                                 f, histo, H, bytes);
       return hist_shared_run<K, contended, Op, Mode>(ctx, plan, seg_len, batches, f, histo, H, bytes);
     }
+    if constexpr (Mode == update_mode::atomic)
+      if (plan.load_ahead)
+        return hist_shared_run<K, hist_items<F>(), Op, Mode, F, hist_tuning::shared_block, 0, true>(ctx, plan, seg_len,
+                                                                                                    batches, f, histo, H, bytes);
     hist_shared_run<K, hist_items<F>(), Op, Mode>(ctx, plan, seg_len, batches, f, histo, H, bytes);
   });
 }
 
-template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock, int WideItems>
+template <atomic_kind K, int items, class Op, update_mode Mode, class F, int MaxBlock, int WideItems, bool Ahead>
 void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::int64_t batches, F f,
                      typename Op::value_type* histo, std::int64_t H, std::size_t bytes) {
   if (plan.block_threads > MaxBlock)
     throw usage_error("hist: a block of " + std::to_string(plan.block_threads) + " threads for a kernel built for at most " +
                       std::to_string(MaxBlock));
-  auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, false, WideItems>;
+  auto kernel = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, false, WideItems, Ahead>;
+  plan.load_ahead = Ahead;
   plan.shared_bytes = bytes;
   plan.warp_combine = Mode == update_mode::combined;
   // As many blocks per SM as fit, up to the plan's.
@@ -781,6 +847,7 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
       if (std::int64_t(resident_clusters(variants, plan.block_threads, bytes, c)) * c >= std::min(grid, resident)) {
         cluster = c;
         kernel = variants;
+        plan.load_ahead = false;
       }
     }
   }

@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
 #pragma unroll
     for (int j = 0; j < items; ++j)
       if (base + std::int64_t{j} * blockDim.x < n) {
-        apply_updates<Ka, OpA>(r[j].a, ma, Shared ? nullptr : la, 0, Ha);
-        apply_updates<Kb, OpB>(r[j].b, mb, Shared ? nullptr : lb, 0, Hb);
+        apply_updates<Ka, OpA, update_mode::atomic, Shared>(r[j].a, ma, Shared ? nullptr : la, 0, Ha);
+        apply_updates<Kb, OpB, update_mode::atomic, Shared>(r[j].b, mb, Shared ? nullptr : lb, 0, Hb);
       }
   }
   if constexpr (Shared) {

@@ -1,6 +1,7 @@
 #include "core/hist/strategy.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
@@ -64,6 +65,57 @@ atomic_kind parse_atomic_kind(std::string_view s) {
 }
 
 namespace {
+int int_setting(std::string_view key, std::string_view value) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size() || v < 0)
+    throw usage_error("hist: setting " + std::string(key) + " takes a whole number >= 0, not '" + std::string(value) + "'");
+  return v;
+}
+}  // namespace
+
+void set_hist_option(hist_options& o, std::string_view key, std::string_view value) {
+  if (key == "strategy") o.strategy = parse_hist_strategy(value);
+  else if (key == "M") o.multi = int_setting(key, value);
+  else if (key == "S") o.passes = int_setting(key, value);
+  else if (key == "RF") {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0))
+      throw usage_error("hist: setting RF takes a number >= 0, not '" + std::string(value) + "'");
+    o.race_factor = v;
+  } else if (key == "atomic") {
+    o.force_atomic = true;
+    o.atomic = parse_atomic_kind(value);
+  } else if (key == "combine") o.warp_combine = parse_hist_toggle(value);
+  else if (key == "private") o.thread_private = parse_hist_toggle(value);
+  else if (key == "partials") o.block_partials = parse_hist_toggle(value);
+  else if (key == "partition") o.partition = parse_hist_toggle(value);
+  else if (key == "ahead") o.load_ahead = parse_hist_toggle(value);
+  else if (key == "cluster") o.cluster = int_setting(key, value);
+  else if (key == "split") o.split = int_setting(key, value);
+  else if (key == "block") o.block = int_setting(key, value);
+  else
+    throw usage_error("hist: unknown setting '" + std::string(key) +
+                      "' (settings: strategy, M, S, RF, atomic, combine, private, partials, partition, ahead, cluster, "
+                      "split, block)");
+}
+
+hist_options parse_hist_options(std::string_view settings, hist_options o) {
+  while (!settings.empty()) {
+    const std::size_t comma = settings.find(',');
+    const std::string_view term = settings.substr(0, comma);
+    settings = comma == std::string_view::npos ? std::string_view{} : settings.substr(comma + 1);
+    const std::size_t eq = term.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw usage_error("hist: expected key=value in the settings, not '" + std::string(term) + "'");
+    set_hist_option(o, term.substr(0, eq), term.substr(eq + 1));
+  }
+  check_hist_options(o);
+  return o;
+}
+
+namespace {
 // An operator whose updates barely contend however many threads share a copy: a declared
 // contention tolerance of at least a block's threads (arg_max, whose updates mostly lose and
 // only read). More copies buy it nothing but their init and merge.
@@ -87,6 +139,9 @@ void check_hist_options(const hist_options& o) {
     throw usage_error("hist: the cluster size must be 1, 2, 4 or 8 blocks, or 0 for the model");
   if (o.split < 0 || o.split > 16)
     throw usage_error("hist: the split cluster size must be 1 to 16 blocks, or 0 for the model");
+  if (o.block < 0 || o.block % 32 != 0 || o.block > hist_tuning::shared_block)
+    throw usage_error("hist: the block size must be a multiple of 32 up to " + std::to_string(hist_tuning::shared_block) +
+                      " threads, or 0 for the default");
 }
 
 namespace {
@@ -125,6 +180,13 @@ bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
   if (kind == atomic_kind::hdw) return false;
   if (o.warp_combine != hist_toggle::automatic) return o.warp_combine == hist_toggle::on;
   return hist_tuning::warp_combine_default;
+}
+
+// Whether a shared plan of shared atomics with `per_sm` blocks per SM issues each step's loads
+// before the previous step's updates; see hist_tuning::load_ahead_note.
+bool shared_load_ahead(const hist_options& o, atomic_kind kind, bool tolerant, int per_sm) {
+  if (o.load_ahead != hist_toggle::automatic) return o.load_ahead == hist_toggle::on;
+  return per_sm == 1 && (kind == atomic_kind::hdw || (kind == atomic_kind::cas && !tolerant));
 }
 
 // Shared memory one block may use when `per_sm` blocks share an SM (footnote 7).
@@ -173,7 +235,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.atomic = kind;
   plan.n = n;
   plan.bins = H;
-  plan.block_threads = std::min(hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
+  plan.block_threads = std::min(o.block > 0 ? o.block : hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
   plan.items_per_thread = hist_tuning::items_per_thread;
   const int B = plan.block_threads;
   const int k = std::max(1, p.max_threads_per_sm / B);  // blocks that fit an SM by threads
@@ -282,6 +344,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
   plan.cluster = shared_cluster(o, tolerant, s.per_sm);
   plan.block_partials = shared_partials(o, plan, tolerant);
+  plan.load_ahead = !plan.warp_combine && shared_load_ahead(o, kind, tolerant, s.per_sm);
   return plan;
 }
 
@@ -348,6 +411,7 @@ hist_plan plan_hist_partition(const device_properties& p, std::int64_t n, std::i
   plan.bins = H;
   plan.partitioned = true;
   plan.items_wide = 0;  // no per-block sample (see hist_partition_run)
+  plan.load_ahead = false;  // the bucket kernel steps by warp (warp_steps)
   plan.passes = int(S);
   plan.chunk = chunk;
   plan.grid = 0;  // set at launch: the resident blocks
@@ -511,6 +575,7 @@ std::string hist_plan::describe() const {
     if (block_partials) s << ", block results reduced from partials";
     if (split > 1) s << ", split over clusters of " << split << " (distributed shared memory)";
     if (partitioned) s << ", updates partitioned into " << passes << " buckets of Hchk bins first";
+    if (load_ahead) s << ", loads issued a step ahead";
   }
   if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)

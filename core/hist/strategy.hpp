@@ -65,7 +65,20 @@ struct hist_options {
   // shared copies of the chunks its part spans. automatic: see hist_tuning::partition_note. Not
   // for locks (XCG).
   hist_toggle partition = hist_toggle::automatic;
+  // Shared strategy: threads per block (a multiple of 32); 0: hist_tuning::shared_block.
+  int block = 0;
+  // Shared strategy: each step's loads are issued before the previous step's updates (software
+  // pipelining), so a thread keeps loads in flight while it updates. automatic: see
+  // hist_tuning::load_ahead_note.
+  hist_toggle load_ahead = hist_toggle::automatic;
 };
+
+// Applies one `key=value` setting to options (throws usage_error naming the key and what it
+// takes). Keys: strategy (auto/shared/global), M, S, RF, atomic (hdw/cas/xcg: forces it),
+// combine, private, partials, partition, ahead (auto/on/off), cluster, split, block.
+void set_hist_option(hist_options& options, std::string_view key, std::string_view value);
+// Comma-separated settings, e.g. "strategy=shared,M=1,S=2", applied to `base`.
+hist_options parse_hist_options(std::string_view settings, hist_options base = {});
 
 // Throws usage_error for options no backend accepts (negative M, S or RF, a cluster size other
 // than 0, 1, 2, 4 or 8).
@@ -99,6 +112,7 @@ struct hist_plan {
   bool block_partials = false;    // shared: block results reduced from a temporary array, not atomics
   int split = 1;                  // shared: blocks per cluster holding one histogram together (1: none)
   bool partitioned = false;       // shared: updates bucketed by chunk first (S buckets of Hchk bins)
+  bool load_ahead = false;        // shared: each step's loads issued before the previous step's updates
   bool host = false;              // ran on the host backend (per-thread sub-histograms)
   int host_threads = 0;
   std::string describe() const;
@@ -288,6 +302,18 @@ inline constexpr int split_max_cas = 16;
 // went from 5 passes to 4. HDW lost (1.5M: 693 vs 579 us global), and contention-tolerant
 // operators (arg_max) do well in global memory.
 // Buckets are ranked by an 8-bit digit of which one value marks ignored updates.
+// load_ahead_note: shared kernels with each step's loads issued before the previous step's
+// updates (hist_options::load_ahead), used by the model for HDW and for CAS operators that write
+// on most updates where one block runs per SM. One 1024-thread block per SM keeps too few loads
+// in flight: under ncu on the H100 (int add, 48K bins, 50M elements) long-scoreboard stalls
+// dominated and 35% of issue slots found no eligible warp; with loads ahead, 21%. Measured on the
+// H100 (soac bench hist, 50M elements, ahead vs not, us): int add RF = 1 12K 76.1 vs 77.1, 24K
+// 78.3 vs 79.4, 48K 83.8 vs 84.8 (RF = 63 81.3 vs 82.9); 24-bit saturated add 48K RF = 1 159 vs
+// 186, RF = 63 292 vs 297. Not with two blocks per SM: the kernels need 64 registers, so one
+// block would fit (int add 127 / 2K level or 0.4 us slower), and contended compare-and-swaps got
+// slower as loads stopped pacing them (saturated add RF = 63 2K 281 vs 224 us, 12K 281 vs 228;
+// RF = 1 2K 164 vs 129). Elements per step with loads ahead, int add 48K: 4 / 6 / 8 / 12: 92.6 /
+// 86.3 / 83.8 / 85.1 us.
 inline constexpr int partition_min_passes = 4;
 inline constexpr int partition_max_buckets = 255;
 inline constexpr int cluster_tolerant = 2;
