@@ -307,9 +307,9 @@ inline constexpr int split_max_cas = 16;
 // on most updates where one block runs per SM. One 1024-thread block per SM keeps too few loads
 // in flight: under ncu on the H100 (int add, 48K bins, 50M elements) long-scoreboard stalls
 // dominated and 35% of issue slots found no eligible warp; with loads ahead, 21%. Measured on the
-// H100 (soac bench hist, 50M elements, ahead vs not, us): int add RF = 1 12K 76.1 vs 77.1, 24K
-// 78.3 vs 79.4, 48K 83.8 vs 84.8 (RF = 63 81.3 vs 82.9); 24-bit saturated add 48K RF = 1 159 vs
-// 186, RF = 63 292 vs 297. Not with two blocks per SM: the kernels need 64 registers, so one
+// H100 (soac bench hist, 50M elements, ahead vs not, us): int add RF = 1 12K 75.7 vs 76.4, 24K
+// 77.2 vs 78.6, 48K 82.9 vs 83.8 (RF = 63 79.6 vs 80.0); 24-bit saturated add 48K RF = 1 159 vs
+// 184, RF = 63 290 vs 296. Not with two blocks per SM: the kernels need 64 registers, so one
 // block would fit (int add 127 / 2K level or 0.4 us slower), and contended compare-and-swaps got
 // slower as loads stopped pacing them (saturated add RF = 63 2K 281 vs 224 us, 12K 281 vs 228;
 // RF = 1 2K 164 vs 129). Elements per step with loads ahead, int add 48K: 4 / 6 / 8 / 12: 92.6 /
