@@ -86,7 +86,7 @@ std::vector<hist_options> strategies() {
   // for every kind (refused where a copy per thread does not fit); shared shapes also run in
   // clusters of 2-8 blocks (contiguous, interleaved, multi-pass side by side; thread-private
   // blocks ask for clusters and fold without them); block partials are forced on (one pass, with
-  // and without clusters; multi-pass and thread-private shapes fold without them) and off; split
+  // and without clusters, and passes side by side; thread-private shapes fold without them) and off; split
   // over clusters of 4 and 16 (refused for locks, before sm_90 and where a slice does not fit);
   // partitioned into buckets of chunks, by the model's M and with M = 32 (refused for locks and
   // values over 8 bytes, and where 32 copies of a chunk do not fit); loads issued a step ahead
@@ -784,14 +784,14 @@ TEST(HistModel, LargeHdwHistogramsRunOneBlockPerSm) {
 }
 
 // Block partials for the same plans (see hist_tuning::partials_for_cas), on any device.
-TEST(HistModel, BlockPartialsForOnePassCasThatWrites) {
+TEST(HistModel, BlockPartialsForCasThatWrites) {
   const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
   const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, double u = 0) {
     return plan_hist_shared(h100(), N50M, H, el, k, {}, u);
   };
   EXPECT_EQ(h100_plan(49152, atomic_kind::cas, 4).block_partials, hist_tuning::partials_for_cas);
   EXPECT_EQ(plan_hist_shared(rtx2080ti(), N50M, 2048, 4, atomic_kind::cas, {}).block_partials, hist_tuning::partials_for_cas);
-  EXPECT_FALSE(h100_plan(196608, atomic_kind::cas, 4).block_partials);  // S = 4
+  EXPECT_EQ(h100_plan(196608, atomic_kind::cas, 4).block_partials, hist_tuning::partials_for_cas);  // S = 4, side by side
   EXPECT_FALSE(h100_plan(31, atomic_kind::cas, 4).block_partials);      // thread-private
   EXPECT_FALSE(h100_plan(12288, atomic_kind::cas, 8, u_argmax).block_partials);
   EXPECT_FALSE(h100_plan(49152, atomic_kind::hdw, 4).block_partials);

@@ -450,8 +450,8 @@ __device__ __forceinline__ T* register_shared(T* p) {
 // seg_len = n for a single histogram. Mode exclusive: M = blockDim.x, every thread owns a copy.
 // MaxBlock bounds the block size the kernel is compiled for (and so its registers: 64 per thread
 // at 1024 threads, which the 32 results of a thread-private tile would overflow into local memory).
-// partials: null, or (one pass of a single histogram) rows of H bins, one per block or cluster,
-// for the block results (see merge_block).
+// partials: null, or (a single histogram) rows of H bins, one per part of the input (per block
+// or cluster of a pass), for the block results (see merge_block).
 // WideItems > 0: the block takes Items or WideItems elements per step, as sample_wide_steps
 // says. (The versions with the cluster fold never sample: see hist_tuning::cluster_note.)
 template <atomic_kind K, int Items, class Op, update_mode Mode, class F, int MaxBlock = hist_tuning::shared_block,
@@ -521,7 +521,8 @@ __global__ void __launch_bounds__(MaxBlock)
   V* out = histo + h * H + off;
   int* out_locks = global_locks ? global_locks + h * H + off : nullptr;
   // (Code built for GPUs before sm_90 folds per block, which is right whatever the cluster size.)
-  V* partial = partials ? partials + (r / cluster) * H : nullptr;
+  // Passes side by side write their chunk of the row.
+  V* partial = partials ? partials + (r / cluster) * H + off : nullptr;
   merge_block<K, Op, FoldVariants>(sub, limit, M, chunk, out, out_locks, cluster, r / cluster, parts / cluster, partial);
 }
 
@@ -838,14 +839,15 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
     plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div(resident, batches));
     if (plan.blocks_per_histogram * batches > max_grid_x) throw usage_error("hist: too many batched histograms for one grid");
   }
-  // Block partials need one pass of a single histogram. Clusters need the kernel version with the
+  // Block partials need a single histogram (passes side by side write their chunks of a part's
+  // row). Clusters need the kernel version with the
   // cluster fold (see merge_block) where it keeps the blocks per SM, whole clusters per histogram
   // and pass, and every cluster of the grid (up to a full wave) resident at once: a shape the GPCs
   // cannot hold would leave SMs idle or run a second wave.
   int cluster = 1;
   bool partials = false;
   if constexpr (hist_fold_variants<Mode>) {
-    partials = plan.block_partials && batches == 1 && group == 1;
+    partials = plan.block_partials && batches == 1;
     const int c = plan.cluster;
     const bool whole = batches == 1 ? parts >= c : plan.blocks_per_histogram % c == 0;
     auto variants = hist_shared_kernel<K, items, Op, Mode, F, MaxBlock, true>;  // contended steps only
@@ -865,7 +867,7 @@ void hist_shared_run(context& ctx, hist_plan& plan, std::int64_t seg_len, std::i
   plan.items_wide = cluster > 1 ? 0 : WideItems;
   hist_temp locks(ctx, K == atomic_kind::xcg ? std::size_t(batches * H) * 4 : 0);
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, std::size_t(batches * H) * 4, ctx.stream()));
-  const std::int64_t rows = partials ? plan.grid / cluster : 0;
+  const std::int64_t rows = partials ? plan.grid / group / cluster : 0;  // one per part (passes side by side share it)
   hist_temp partial_rows(ctx, std::size_t(rows * H) * sizeof(typename Op::value_type));
   const std::int64_t per_hist = batches == 1 ? plan.grid : plan.blocks_per_histogram;
   cluster_launch launch(plan.grid, plan.block_threads, bytes, ctx.stream(), cluster);

@@ -155,11 +155,11 @@ void check_common(std::int64_t n, std::int64_t bins, std::size_t el_bytes, const
   check_hist_options(o);
 }
 
-// The shared plans whose block results are costly to fold with atomics: one pass of CAS updates
-// that write (not a contention-tolerant operator) from shared copies (not thread-private ones).
-// Block partials are for these.
-bool one_pass_cas_that_writes(const hist_plan& plan, bool tolerant) {
-  return plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private && plan.passes == 1;
+// The shared plans whose block results are costly to fold with atomics: CAS updates that write
+// (not a contention-tolerant operator) from shared copies (not thread-private ones), in one pass
+// or several side by side. Block partials are for these.
+bool cas_that_writes(const hist_plan& plan, bool tolerant) {
+  return plan.atomic == atomic_kind::cas && !tolerant && !plan.thread_private;
 }
 
 // Blocks per cluster for a shared plan of shared atomics (not thread-private copies) with
@@ -173,7 +173,7 @@ int shared_cluster(const hist_options& o, bool tolerant, int per_sm) {
 // Whether a shared plan folds through block partials; see hist_tuning::partials_for_cas.
 bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
   if (o.block_partials != hist_toggle::automatic) return o.block_partials == hist_toggle::on;
-  return hist_tuning::partials_for_cas && one_pass_cas_that_writes(plan, tolerant);
+  return hist_tuning::partials_for_cas && cas_that_writes(plan, tolerant);
 }
 
 bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
