@@ -120,10 +120,10 @@ __device__ __forceinline__ void hw_update(V* p, V v) {
   }
 }
 
-// Whether shared_red below applies: a 4-byte built-in operator with a PTX reduction (no user
+// Whether predicated_red below applies: a 4-byte built-in operator with a PTX reduction (no user
 // update, which the trait may map to anything).
 template <class Op>
-inline constexpr bool has_shared_red = [] {
+inline constexpr bool has_predicated_red = [] {
   using V = typename Op::value_type;
   if constexpr (has_user_update<Op>::value || sizeof(V) != 4) return false;
   else if constexpr (std::is_same_v<V, float>) return is_family<Op, plus>::value;
@@ -133,13 +133,12 @@ inline constexpr bool has_shared_red = [] {
   else return false;
 }();
 
-// HDW update of the shared-memory bin at shared address `at`, when `pred` holds: one predicated
-// reduction instruction. Written as `if (pred) atomicAdd(...)`, each update became a branch around
-// the atomic inside a convergence region (BSSY, BRA, BSYNC: about 4 more instructions per update),
+// HDW update of the bin at `at` when `pred` holds, as one predicated reduction instruction. `at`:
+// a 32-bit shared address (unsigned), or a pointer to global memory (whose generic address is its
+// global one). Written as `if (pred) atomicAdd(...)`, each update became a branch around the
+// atomic inside a convergence region (BSSY, BRA, BSYNC: about 4 more instructions per update),
 // which mattered where one 1024-thread block per SM is issue-bound: under ncu on the H100 (int add,
 // 48K bins, 50M elements, loads ahead) 53.3M -> 43.5M instructions, 84.1 -> 83.8 us in the bench.
-// `at`: a 32-bit shared address (unsigned), or a pointer to global memory (whose generic address
-// is its global one).
 template <class Op, class Address>
 __device__ __forceinline__ void predicated_red(Address at, const typename Op::value_type& v, bool pred) {
   using V = typename Op::value_type;
@@ -167,17 +166,6 @@ __device__ __forceinline__ void predicated_red(Address at, const typename Op::va
     else { SOAC_RED("or.b32", "r", v); }
   }
 #undef SOAC_RED
-}
-
-template <class Op>
-__device__ __forceinline__ void shared_red(unsigned at, const typename Op::value_type& v, bool pred) {
-  predicated_red<Op>(at, v, pred);
-}
-
-// The same for a bin in global memory (a block's fold into the destination).
-template <class Op>
-__device__ __forceinline__ void global_red(typename Op::value_type* at, const typename Op::value_type& v, bool pred) {
-  predicated_red<Op>(at, v, pred);
 }
 
 // CAS: retry until the word we combined with is still the one in memory, starting from `old`, a

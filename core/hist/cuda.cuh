@@ -64,7 +64,7 @@ enum class update_mode {
 
 // Applies the updates of one f(i) result to bins [off, off + limit) of a sub-histogram. Shared:
 // sub is in shared memory, so hardware updates of operators with a PTX reduction take one
-// predicated instruction (shared_red) instead of a branch.
+// predicated instruction (predicated_red) instead of a branch.
 template <atomic_kind K, class Op, update_mode Mode = update_mode::atomic, bool Shared = false, class R>
 __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_type* sub, int* locks, std::int64_t off,
                                               std::int64_t limit, std::int64_t stride = 1) {
@@ -74,10 +74,10 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
   for (int k = 0; k < U::count; ++k) {
     const auto& u = U::get(r, k);
     V v = static_cast<V>(u.value);
-    if constexpr (Shared && K == atomic_kind::hdw && Mode == update_mode::atomic && has_shared_red<Op>) {
+    if constexpr (Shared && K == atomic_kind::hdw && Mode == update_mode::atomic && has_predicated_red<Op>) {
       const bool in = std::uint64_t(u.bin) - std::uint64_t(off) < std::uint64_t(limit);
       const unsigned at = unsigned(__cvta_generic_to_shared(sub)) + unsigned(u.bin - off) * unsigned(stride) * unsigned(sizeof(V));
-      shared_red<Op>(at, v, in);
+      predicated_red<Op>(at, v, in);
     } else if (lead_update<Mode == update_mode::combined, Op>(u.bin, off, limit, v)) {
       const std::int64_t at = (u.bin - off) * stride;
       if constexpr (Mode == update_mode::exclusive) sub[at] = Op{}(sub[at], v);
@@ -328,11 +328,11 @@ __device__ __forceinline__ void fold_copies(const typename Op::value_type* sub, 
 
 // Folds a bin's combination into the destination bin at `at` with the kind's atomic, unless it is
 // the identity (nothing landed there): for hardware kinds with a PTX reduction, one predicated
-// instruction (see shared_red).
+// instruction (see predicated_red).
 template <atomic_kind K, class Op>
 __device__ __forceinline__ void fold_into(typename Op::value_type* at, int* lock, const typename Op::value_type& acc) {
   const bool landed = !same_bits(acc, Op::identity());
-  if constexpr (K == atomic_kind::hdw && has_shared_red<Op>) global_red<Op>(at, acc, landed);
+  if constexpr (K == atomic_kind::hdw && has_predicated_red<Op>) predicated_red<Op>(at, acc, landed);
   else if (landed) atomic_update<K, Op>(at, lock, acc);
 }
 
