@@ -865,6 +865,19 @@ TEST(HistModel, LoadsAheadWhereOneBlockRunsPerSm) {
   EXPECT_FALSE(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::hdw, off).load_ahead);
 }
 
+TEST(HistModel, ForcedBlockSizeShapesTheSharedPlan) {
+  // hist_options::block: blocks of 768 threads, two per SM by threads, so the contended-CAS share
+  // of shared memory (97 KiB) holds the same 12 copies of 2K bins, shared by 64 threads each.
+  hist_options o;
+  o.block = 768;
+  const hist_plan p = plan_hist_shared(h100(), N50M, 2048, 4, atomic_kind::cas, o);
+  EXPECT_EQ(p.block_threads, 768);
+  EXPECT_EQ(p.blocks_per_sm, 2);
+  EXPECT_EQ(p.multi, 12);
+  EXPECT_EQ(p.coop, 64);
+  EXPECT_EQ(plan_hist_shared(h100(), N50M, 2048, 4, atomic_kind::cas, {}).block_threads, hist_tuning::shared_block);
+}
+
 TEST(HistModel, SettingsParseIntoOptions) {
   const hist_options o = parse_hist_options("strategy=shared,M=1,S=2,RF=63,ahead=on,partials=off,cluster=2,block=768");
   EXPECT_EQ(o.strategy, hist_strategy::shared);
