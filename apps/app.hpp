@@ -25,22 +25,43 @@ struct preset {
   nlohmann::json params;  // every parameter the app takes, with its value
 };
 
+// A file format an app reads besides its soac bundle: the original program's (`--format NAME`).
+// `soac gen APP --format NAME` writes a generated dataset in it, so the original program and soac
+// can run on the same files.
+struct file_format {
+  std::string name;         // e.g. "rodinia", "rodinia-bin", "parboil"
+  std::string description;  // what the -i paths (or the -o path of gen) are
+};
+
+// A run-time setting, `soac run APP --set KEY=VALUE` (e.g. k-means' k or threshold).
+struct setting {
+  std::string name;
+  nlohmann::json default_value;  // a number or a string; --set values are parsed to match
+  std::string description;
+};
+
 struct gen_request {
   std::string preset;
   nlohmann::json params;  // preset values with --set overrides applied
   std::uint64_t seed = 1;
   std::filesystem::path output;
+  std::string format;  // empty: a soac bundle; else one of the app's input_formats()
 };
 
 struct run_request {
-  std::filesystem::path input;
+  std::filesystem::path input;                // the first of inputs
+  std::vector<std::filesystem::path> inputs;  // every -i, in order
+  std::string format;                         // empty: a soac bundle
+  nlohmann::json settings = nlohmann::json::object();  // every run_settings() key, --set applied
   std::filesystem::path output;
   std::string variant;  // empty: the app's default
   bool verbose = false;
 };
 
 struct validate_request {
-  std::filesystem::path input;
+  std::filesystem::path input;                // the first of inputs
+  std::vector<std::filesystem::path> inputs;  // every -i, in order
+  std::string format;                         // the inputs' format; empty: a soac bundle
   std::filesystem::path result;
 };
 
@@ -53,6 +74,10 @@ struct bench_request {
   std::vector<std::string> presets;  // empty: the app's bench_presets()
   std::map<std::string, std::string> overrides;
   std::uint64_t seed = 1;
+  // Files to measure instead of generated presets (`soac bench APP -i FILE [--format F]`), for
+  // apps whose input_formats() are not empty.
+  std::vector<std::filesystem::path> inputs;
+  std::string format;
 };
 
 class app {
@@ -69,6 +94,10 @@ class app {
   virtual std::string variant_settings() const { return {}; }
   // Presets `soac bench` sweeps when none are named.
   virtual std::vector<std::string> bench_presets() const = 0;
+  // The original programs' formats the app reads (and gen writes) besides soac bundles.
+  virtual std::vector<file_format> input_formats() const { return {}; }
+  // Settings of `soac run APP --set KEY=VALUE`, with their defaults.
+  virtual std::vector<setting> run_settings() const { return {}; }
 
   virtual void generate(const gen_request& request) const = 0;
   // Runs on ctx and writes the result bundle; returns a short human summary.
@@ -79,6 +108,10 @@ class app {
   // The preset's parameters with `overrides` applied (unknown preset or key -> usage_error).
   nlohmann::json resolve_params(std::string_view preset_name, const std::map<std::string, std::string>& overrides) const;
   preset find_preset(std::string_view name) const;
+  // Every run_settings() key with its default, `given` applied (unknown key -> usage_error).
+  nlohmann::json resolve_settings(const std::map<std::string, std::string>& given) const;
+  // usage_error unless `format` is empty or one of input_formats().
+  void check_format(std::string_view format) const;
 };
 
 void register_app(std::unique_ptr<app> a);

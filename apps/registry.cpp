@@ -53,6 +53,30 @@ nlohmann::json app::resolve_params(std::string_view preset_name, const std::map<
   return params;
 }
 
+nlohmann::json app::resolve_settings(const std::map<std::string, std::string>& given) const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& s : run_settings()) out[s.name] = s.default_value;
+  for (const auto& [key, value] : given) {
+    if (!out.contains(key)) {
+      std::string known;
+      for (const auto& s : run_settings()) known += (known.empty() ? "" : ", ") + s.name;
+      throw usage_error(name() + ": unknown setting '" + key + "' (settings: " + (known.empty() ? "none" : known) + ")");
+    }
+    out[key] = out[key].is_string() ? nlohmann::json(value) : parse_number(key, value);
+  }
+  return out;
+}
+
+void app::check_format(std::string_view format) const {
+  if (format.empty() || format == "bundle") return;
+  std::string known = "bundle";
+  for (const auto& f : input_formats()) {
+    if (f.name == format) return;
+    known += ", " + f.name;
+  }
+  throw usage_error(name() + ": unknown format '" + std::string(format) + "' (formats: " + known + ")");
+}
+
 nlohmann::json parse_number(std::string_view key, std::string_view text) {
   auto bad = [&] {
     return usage_error("parameter " + std::string(key) + ": '" + std::string(text) +

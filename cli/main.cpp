@@ -28,11 +28,14 @@ usage: soac <command> [options]     (soac <command> --help for each command's op
 commands:
   list       the apps, their dataset presets and run variants
   info       the backend and device a run would use
-  gen        generate a dataset:     soac gen APP [--preset P] [--set KEY=VALUE] -o DIR
-  run        run an app:             soac run APP -i DATASET [-o RESULT] [--variant V]
-  validate   check a result:         soac validate APP -i DATASET -r RESULT
+  gen        generate a dataset:     soac gen APP [--preset P] [--set KEY=VALUE] [--format F] -o DIR
+  run        run an app:             soac run APP -i DATASET [--format F] [--set KEY=VALUE] [-o RESULT] [--variant V]
+  validate   check a result:         soac validate APP -i DATASET [--format F] -r RESULT
   bench      benchmark with in-run baselines:
-                                     soac bench APP [--preset P] [--runs R] [--json FILE]
+                                     soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE]
+
+DATASET is a soac bundle (from soac gen) or, with --format, the original program's files
+(Rodinia's, Parboil's: soac list names each app's formats).
 
 every command takes --backend auto|cuda|host (auto: cuda when a GPU is present) and --device N.
 
@@ -95,6 +98,24 @@ std::map<std::string, std::string> overrides_of(const cxxopts::ParseResult& r) {
   return out;
 }
 
+// --format, with "bundle" meaning the default (empty); checked against the app's formats.
+std::string format_of(const cxxopts::ParseResult& r, const apps::app& a) {
+  if (!r.count("format")) return {};
+  std::string f = r["format"].as<std::string>();
+  a.check_format(f);
+  return f == "bundle" ? std::string() : f;
+}
+
+// Every -i in order; a soac bundle (no --format) is one directory.
+std::vector<std::filesystem::path> inputs_of(const cxxopts::ParseResult& r, const std::string& format) {
+  std::vector<std::filesystem::path> out;
+  if (r.count("input"))
+    for (const auto& p : r["input"].as<std::vector<std::string>>()) out.emplace_back(p);
+  if (format.empty() && out.size() > 1)
+    throw usage_error("a soac bundle is one directory: give -i once (or name the files' --format)");
+  return out;
+}
+
 context make_context(const cxxopts::ParseResult& r) {
   return context(r["backend"].as<std::string>(), r["device"].as<int>());
 }
@@ -108,6 +129,16 @@ int cmd_list(std::vector<std::string>& args) {
     std::cout << "  variants:";
     for (const auto& v : a->variants()) std::cout << " " << v;
     if (!a->variant_settings().empty()) std::cout << "\n  variant settings (--variant NAME,KEY=VALUE,...): " << a->variant_settings();
+    if (!a->input_formats().empty()) {
+      std::cout << "\n  formats (--format; gen writes them too):";
+      for (const auto& f : a->input_formats()) std::cout << "\n    " << f.name << ": " << f.description;
+    }
+    if (!a->run_settings().empty()) {
+      std::cout << "\n  run settings (soac run --set KEY=VALUE):";
+      for (const auto& st : a->run_settings())
+        std::cout << "\n    " << st.name << " (default " << (st.default_value.is_string() ? st.default_value.get<std::string>() : st.default_value.dump())
+                  << "): " << st.description;
+    }
     std::cout << "\n  bench presets:";
     for (const auto& v : a->bench_presets()) std::cout << " " << v;
     std::cout << "\n";
@@ -132,10 +163,12 @@ int cmd_gen(std::vector<std::string>& args) {
       ("p,preset", "dataset preset (default: the app's first, see soac list)", cxxopts::value<std::string>())
       ("set", "override a preset parameter, KEY=VALUE (repeatable)", cxxopts::value<std::vector<std::string>>())
       ("seed", "random seed", cxxopts::value<std::uint64_t>()->default_value("1"))
-      ("o,output", "output dataset directory", cxxopts::value<std::string>());
+      ("format", "write the original program's format instead of a soac bundle (see soac list)", cxxopts::value<std::string>())
+      ("o,output", "output dataset directory (or file, with --format)", cxxopts::value<std::string>());
   const auto r = parse(o, args);
   const auto& a = apps::find_app(required<std::string>(r, o, "app"));
   apps::gen_request req;
+  req.format = format_of(r, a);
   req.preset = r.count("preset") ? r["preset"].as<std::string>() : a.presets().front().name;
   req.params = a.resolve_params(req.preset, overrides_of(r));
   req.seed = r["seed"].as<std::uint64_t>();
@@ -153,14 +186,21 @@ int cmd_run(std::vector<std::string>& args) {
   auto o = make_options("run", "APP -i DATASET [-o RESULT]", "Run an app on a dataset and write its result.");
   add_app_positional(o);
   o.add_options()
-      ("i,input", "dataset directory (from soac gen)", cxxopts::value<std::string>())
+      ("i,input", "dataset directory (from soac gen), or with --format the original's file(s) (repeatable)",
+       cxxopts::value<std::vector<std::string>>())
+      ("format", "format of the input: bundle (default) or the original program's (see soac list)", cxxopts::value<std::string>())
+      ("set", "run setting, KEY=VALUE (repeatable; see soac list)", cxxopts::value<std::vector<std::string>>())
       ("o,output", "result directory (default: DATASET.result)", cxxopts::value<std::string>())
       ("variant", "algorithm variant, NAME or NAME,KEY=VALUE,... (default: the app's first, see soac list)", cxxopts::value<std::string>())
-      ("v,verbose", "print what the primitives chose");
+      ("v,verbose", "print what the primitives chose, and progress");
   const auto r = parse(o, args);
   const auto& a = apps::find_app(required<std::string>(r, o, "app"));
   apps::run_request req;
-  req.input = required<std::string>(r, o, "input");
+  required<std::vector<std::string>>(r, o, "input");
+  req.format = format_of(r, a);
+  req.inputs = inputs_of(r, req.format);
+  req.input = req.inputs.front();
+  req.settings = a.resolve_settings(overrides_of(r));
   req.output = r.count("output") ? std::filesystem::path(r["output"].as<std::string>())
                                  : std::filesystem::path(req.input.string() + ".result");
   if (r.count("variant")) {
@@ -186,11 +226,17 @@ int cmd_validate(std::vector<std::string>& args) {
   auto o = make_options("validate", "APP -i DATASET -r RESULT", "Check a result against the sequential reference.");
   add_app_positional(o);
   o.add_options()
-      ("i,input", "dataset directory", cxxopts::value<std::string>())
+      ("i,input", "dataset directory, or with --format the original's file(s) (repeatable)", cxxopts::value<std::vector<std::string>>())
+      ("format", "format of the input: bundle (default) or the original program's (see soac list)", cxxopts::value<std::string>())
       ("r,result", "result directory (from soac run)", cxxopts::value<std::string>());
   const auto r = parse(o, args);
   const auto& a = apps::find_app(required<std::string>(r, o, "app"));
-  apps::validate_request req{required<std::string>(r, o, "input"), required<std::string>(r, o, "result")};
+  apps::validate_request req;
+  required<std::vector<std::string>>(r, o, "input");
+  req.format = format_of(r, a);
+  req.inputs = inputs_of(r, req.format);
+  req.input = req.inputs.front();
+  req.result = required<std::string>(r, o, "result");
   const auto rep = a.validate(req);
   std::cout << a.name() << ": " << (rep.ok ? "VALID: " : "INVALID: ") << rep.summary << "\n";
   return rep.ok ? exit_code::ok : exit_code::invalid_result;
@@ -203,6 +249,8 @@ int cmd_bench(std::vector<std::string>& args) {
       ("p,preset", "preset to measure (repeatable; default: the app's bench presets)", cxxopts::value<std::vector<std::string>>())
       ("set", "override a preset parameter, KEY=VALUE (repeatable)", cxxopts::value<std::vector<std::string>>())
       ("seed", "random seed of the generated inputs", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("i,input", "measure these files instead of presets (repeatable; apps with --format support)", cxxopts::value<std::vector<std::string>>())
+      ("format", "format of the -i files (see soac list)", cxxopts::value<std::string>())
       ("runs", "timed runs per variant (median reported)", cxxopts::value<int>()->default_value("31"))
       ("warmup", "untimed runs before timing", cxxopts::value<int>()->default_value("5"))
       ("warmup-ms", "... and more untimed runs until they took this many ms", cxxopts::value<double>()->default_value("20"))
@@ -216,6 +264,10 @@ int cmd_bench(std::vector<std::string>& args) {
   for (const auto& p : req.presets) a.find_preset(p);  // fail before any measuring
   req.overrides = overrides_of(r);
   req.seed = r["seed"].as<std::uint64_t>();
+  req.format = format_of(r, a);
+  req.inputs = inputs_of(r, req.format);
+  if (!req.inputs.empty() && a.input_formats().empty())
+    throw usage_error(a.name() + ": bench measures generated presets only (no -i)");
   bench::settings s;
   s.runs = r["runs"].as<int>();
   s.warmup = r["warmup"].as<int>();

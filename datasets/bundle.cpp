@@ -3,6 +3,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "datasets/binary_file.hpp"
+
 namespace soac::datasets {
 
 namespace fs = std::filesystem;
@@ -65,7 +67,9 @@ bundle_writer::bundle_writer(fs::path dir, std::string kind, std::string app)
   if (!old.is_object() || old.value("format", json()) != format_name)
     fail(dir_, "holds a manifest.json that is not a soac bundle's; refusing to overwrite it");
   if (!fs::remove(manifest, ec) && ec) fail(manifest, "cannot remove: " + ec.message());
-  if (const auto it = old.find("arrays"); it != old.end() && it->is_object()) {
+  for (const char* listing : {"arrays", "files"}) {
+    const auto it = old.find(listing);
+    if (it == old.end() || !it->is_object()) continue;
     for (const auto& [name, entry] : it->items()) {
       if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
       const std::string file = entry["file"].get<std::string>();
@@ -89,12 +93,22 @@ void bundle_writer::add(const std::string& name, dtype type, std::span<const std
                    {"shape", std::vector<std::int64_t>(shape.begin(), shape.end())}};
 }
 
+void bundle_writer::add_file(const std::string& file_name, std::string_view bytes) {
+  if (finished_) throw usage_error(dir_.string() + ": add_file('" + file_name + "') after finish()");
+  if (!is_valid_array_name(file_name) || file_name.ends_with(".npy") || file_name == manifest_name)
+    throw usage_error(dir_.string() + ": invalid file name '" + file_name +
+                      "' (use letters, digits, '_', '-', '.'; no leading '.', not .npy)");
+  if (files_.contains(file_name)) throw usage_error(dir_.string() + ": file '" + file_name + "' added twice");
+  write_file_atomically(dir_ / file_name, bytes);
+  files_[file_name] = {{"file", file_name}, {"bytes", bytes.size()}};
+}
+
 void bundle_writer::finish() {
   if (finished_) throw usage_error(dir_.string() + ": finish() called twice");
   const json manifest = {{"format", format_name}, {"version", bundle_format_version},
                          {"kind", kind_},         {"app", app_},
                          {"params", params_},     {"info", info_},
-                         {"arrays", arrays_}};
+                         {"arrays", arrays_},     {"files", files_}};
   // Write then rename, so a crash never leaves a half-written manifest behind.
   const fs::path final_path = dir_ / manifest_name;
   const fs::path tmp = dir_ / "manifest.json.tmp";
@@ -190,7 +204,26 @@ bundle bundle::open(const fs::path& dir, std::string_view expected_kind, std::st
     }
     b.arrays_.emplace(name, std::move(ent));
   }
+  if (const auto fit = m.find("files"); fit != m.end()) {
+    if (!fit->is_object()) bad("\"files\" must be an object");
+    for (const auto& [name, e] : fit->items()) {
+      if (!is_valid_array_name(name) || !e.is_object() || e.value("file", json()) != name ||
+          !e.contains("bytes") || !e["bytes"].is_number_unsigned())
+        bad("file '" + name + "': entry must be {\"file\": \"" + name + "\", \"bytes\": N}");
+      b.files_.emplace(name, e["bytes"].get<std::uint64_t>());
+    }
+  }
   return b;
+}
+
+fs::path bundle::file_path(const std::string& file_name) const {
+  const auto it = files_.find(file_name);
+  if (it == files_.end()) throw input_error(dir_.string() + ": bundle has no file '" + file_name + "'");
+  const fs::path path = dir_ / file_name;
+  const auto size = regular_file_size(path);
+  if (size != it->second)
+    fail(path, "the manifest says " + std::to_string(it->second) + " bytes, the file has " + std::to_string(size));
+  return path;
 }
 
 std::vector<std::string> bundle::array_names() const {

@@ -42,6 +42,10 @@ class bundle_writer {
     add(name, dtype_of<T>(), shape, data.data());
   }
 
+  // Writes <dir>/<file_name> as is (an original program's output format beside the arrays, e.g.
+  // Parboil's BMP or Rodinia's text result) and lists it in the manifest under "files".
+  void add_file(const std::string& file_name, std::string_view bytes);
+
   // Writes manifest.json (via a temporary file and rename). No add() after this.
   void finish();
 
@@ -53,6 +57,7 @@ class bundle_writer {
   nlohmann::json params_ = nlohmann::json::object();
   nlohmann::json info_ = nlohmann::json::object();
   nlohmann::json arrays_ = nlohmann::json::object();
+  nlohmann::json files_ = nlohmann::json::object();
   bool finished_ = false;
 };
 
@@ -90,6 +95,10 @@ class bundle {
   void read_into(const std::string& name, void* dst) const;
   std::filesystem::path path_of(const std::string& name) const;
 
+  // Files added with bundle_writer::add_file.
+  bool has_file(const std::string& file_name) const { return files_.count(file_name) != 0; }
+  std::filesystem::path file_path(const std::string& file_name) const;
+
  private:
   struct entry {
     std::string file;
@@ -103,6 +112,7 @@ class bundle {
   std::string kind_, app_;
   nlohmann::json params_, info_;
   std::map<std::string, entry> arrays_;
+  std::map<std::string, std::uint64_t> files_;  // name -> bytes
 };
 
 // Throws input_error unless the named arrays all have the same length (first dimension).

@@ -1,0 +1,135 @@
+#include "datasets/text_reader.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace soac::datasets {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// A token as it appears in an error: at most 40 characters, control characters escaped.
+std::string quoted(std::string_view token) {
+  std::string out = "'";
+  for (std::size_t i = 0; i < token.size() && i < 40; ++i) {
+    const unsigned char c = static_cast<unsigned char>(token[i]);
+    if (c >= 32 && c < 127) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (token.size() > 40) out += "...";
+  return out + "'";
+}
+
+template <class T>
+bool parse_number(std::string_view text, T& value) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);  // from_chars takes no '+'
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  return r.ec == std::errc{} && r.ptr == text.data() + text.size();
+}
+}  // namespace
+
+text_reader::text_reader(fs::path path) : path_(std::move(path)) {
+  std::error_code ec;
+  const auto st = fs::status(path_, ec);
+  if (!fs::exists(st)) throw input_error(path_.string() + ": no such file");
+  if (fs::is_directory(st)) throw input_error(path_.string() + ": is a directory, not a text file");
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw input_error(path_.string() + ": cannot open for reading");
+  std::ostringstream all;
+  all << in.rdbuf();
+  if (in.bad()) throw input_error(path_.string() + ": read error");
+  text_ = std::move(all).str();
+}
+
+bool text_reader::skip_space() {
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (c == '\n') {
+      ++pos_;
+      ++line_;
+      line_start_ = pos_;
+    } else if (is_blank(c)) {
+      ++pos_;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool text_reader::next_on_line() {
+  while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
+  return pos_ < text_.size() && text_[pos_] != '\n';
+}
+
+void text_reader::end_line(std::string_view after) {
+  if (next_on_line()) {
+    const std::size_t start = pos_;
+    std::size_t end = start;
+    while (end < text_.size() && !is_blank(text_[end]) && text_[end] != '\n') ++end;
+    fail("unexpected " + quoted(std::string_view(text_).substr(start, end - start)) + " after " + std::string(after) +
+         " (expected the end of the line)");
+  }
+  if (pos_ < text_.size()) {  // the newline
+    ++pos_;
+    ++line_;
+    line_start_ = pos_;
+  }
+}
+
+std::string_view text_reader::token(std::string_view what) {
+  if (!skip_space()) fail("expected " + std::string(what) + ", but the file ends");
+  token_pos_ = pos_;
+  token_line_ = line_;
+  token_line_start_ = line_start_;
+  while (pos_ < text_.size() && !is_blank(text_[pos_]) && text_[pos_] != '\n') ++pos_;
+  return std::string_view(text_).substr(token_pos_, pos_ - token_pos_);
+}
+
+std::string_view text_reader::read_token(std::string_view what) { return token(what); }
+
+std::int64_t text_reader::read_int(std::string_view what, std::int64_t lo, std::int64_t hi) {
+  const auto t = token(what);
+  std::int64_t v = 0;
+  if (!parse_number(t, v)) fail_at_token("expected " + std::string(what) + " (an integer), found " + quoted(t));
+  if (v < lo || v > hi)
+    fail_at_token(std::string(what) + " is " + std::to_string(v) + ", outside [" + std::to_string(lo) + ", " +
+                  std::to_string(hi) + "]");
+  return v;
+}
+
+double text_reader::read_double(std::string_view what) {
+  const auto t = token(what);
+  double v = 0;
+  if (!parse_number(t, v)) fail_at_token("expected " + std::string(what) + " (a number), found " + quoted(t));
+  return v;
+}
+
+float text_reader::read_float(std::string_view what) {
+  const auto t = token(what);
+  float v = 0;
+  if (!parse_number(t, v)) fail_at_token("expected " + std::string(what) + " (a number), found " + quoted(t));
+  return v;
+}
+
+void text_reader::fail(std::string_view message) const {
+  throw input_error(path_.string() + ":" + std::to_string(line()) + ":" + std::to_string(column()) + ": " +
+                    std::string(message));
+}
+
+void text_reader::fail_at_token(std::string_view message) const {
+  throw input_error(path_.string() + ":" + std::to_string(token_line_) + ":" +
+                    std::to_string(token_pos_ - token_line_start_ + 1) + ": " + std::string(message));
+}
+
+}  // namespace soac::datasets

@@ -1,0 +1,132 @@
+// The shared readers of the originals' formats (datasets/text_reader, datasets/binary_file) and
+// extra files in bundles: positions in errors, no allocation beyond what a file holds.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "datasets/binary_file.hpp"
+#include "datasets/bundle.hpp"
+#include "datasets/text_reader.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace soac;
+using namespace soac::datasets;
+
+class Formats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("soac_formats_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+    return dir_ / name;
+  }
+  fs::path dir_;
+};
+
+std::string message_of(auto&& body) {
+  try {
+    body();
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "(no input_error)";
+}
+
+TEST_F(Formats, TextReaderReadsNumbersAcrossBlankLines) {
+  text_reader in(write("a.txt", "3\n\n  1 2.5\r\n+4 -1e3\n"));
+  EXPECT_EQ(in.read_int("n", 0, 10), 3);
+  EXPECT_EQ(in.read_int("a", 0, 10), 1);
+  EXPECT_DOUBLE_EQ(in.read_double("b"), 2.5);
+  EXPECT_EQ(in.read_int("c", 0, 10), 4);
+  EXPECT_FLOAT_EQ(in.read_float("d"), -1000.0f);
+  EXPECT_TRUE(in.at_end());
+}
+
+TEST_F(Formats, TextReaderErrorsNameFileLineAndColumn) {
+  const auto bad = write("bad.txt", "1 2\n3 x7\n");
+  text_reader in(bad);
+  in.read_int("a", 0, 9);
+  in.read_int("b", 0, 9);
+  in.read_int("c", 0, 9);
+  const auto m = message_of([&] { in.read_int("the degree", 0, 9); });
+  EXPECT_NE(m.find(bad.string() + ":2:3: expected the degree (an integer), found 'x7'"), std::string::npos) << m;
+  text_reader range(write("range.txt", "\n  -5"));
+  const auto r = message_of([&] { range.read_int("the count", 0, 9); });
+  EXPECT_NE(r.find(":2:3: the count is -5, outside [0, 9]"), std::string::npos) << r;
+  text_reader empty(write("empty.txt", "  \n"));
+  EXPECT_NE(message_of([&] { empty.read_float("a feature"); }).find("expected a feature, but the file ends"), std::string::npos);
+  EXPECT_NE(message_of([] { text_reader missing("/nonexistent/soac/x.txt"); }).find("no such file"), std::string::npos);
+}
+
+TEST_F(Formats, TextReaderKeepsLinesApart) {
+  text_reader in(write("lines.txt", "1 2 3\n4 5\n6 7 8 9\n"));
+  int per_line[3] = {0, 0, 0};
+  for (int line = 0; line < 3; ++line) {
+    while (in.next_on_line()) {
+      in.read_int("v", 0, 9);
+      ++per_line[line];
+    }
+    in.end_line("the values");
+  }
+  EXPECT_EQ(per_line[0], 3);
+  EXPECT_EQ(per_line[1], 2);
+  EXPECT_EQ(per_line[2], 4);
+  text_reader extra(write("extra.txt", "1 2 x\n"));
+  extra.read_int("a", 0, 9);
+  extra.read_int("b", 0, 9);
+  const auto m = message_of([&] { extra.end_line("a point"); });
+  EXPECT_NE(m.find(":1:5: unexpected 'x' after a point"), std::string::npos) << m;
+}
+
+TEST_F(Formats, BinaryReaderChecksSizesBeforeAllocating) {
+  std::string bytes;
+  append_bytes(bytes, std::uint32_t{2});
+  append_bytes(bytes, std::uint32_t{0xffffffffu});  // a count far beyond the file
+  append_bytes(bytes, 1.5f);
+  const auto file = write("b.bin", bytes);
+  binary_reader in(file);
+  EXPECT_EQ(in.read<std::uint32_t>("n"), 2u);
+  const auto count = in.read<std::uint32_t>("count");
+  const auto m = message_of([&] { in.read_array<float>(std::uint64_t{count} * count, "the values"); });
+  EXPECT_NE(m.find(file.string() + ": holds 4 bytes after offset 8, too few for the values"), std::string::npos) << m;
+  EXPECT_EQ(in.read_array<float>(1, "one value").at(0), 1.5f);
+  in.expect_end("the values");
+  binary_reader again(file);
+  again.read<std::uint32_t>("n");
+  EXPECT_NE(message_of([&] { again.expect_end("the header"); }).find("8 unexpected bytes after the header"), std::string::npos);
+  EXPECT_NE(message_of([&] { binary_reader d(dir_); }).find("not a regular file"), std::string::npos);
+}
+
+TEST_F(Formats, BundlesCarryExtraFiles) {
+  {
+    bundle_writer out(dir_ / "r", "result", "demo");
+    out.add<int>("x", std::vector<int>{1, 2});
+    out.add_file("out.txt", "0) cost:0\n");
+    EXPECT_THROW(out.add_file("x.npy", "no"), usage_error);
+    EXPECT_THROW(out.add_file("../escape", "no"), usage_error);
+    out.finish();
+  }
+  const auto b = bundle::open(dir_ / "r", "result", "demo");
+  ASSERT_TRUE(b.has_file("out.txt"));
+  std::ifstream in(b.file_path("out.txt"));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "0) cost:0");
+  write("r/out.txt", "changed after the run");
+  EXPECT_NE(message_of([&] { b.file_path("out.txt"); }).find("the manifest says 10 bytes"), std::string::npos);
+  // Rewriting the bundle removes the files its manifest listed.
+  { bundle_writer again(dir_ / "r", "result", "demo"); again.finish(); }
+  EXPECT_FALSE(fs::exists(dir_ / "r" / "out.txt"));
+}
+
+}  // namespace
