@@ -61,7 +61,10 @@ rodinia_graph read_rodinia_graph(const std::filesystem::path& path) {
     g.degree[std::size_t(i)] = static_cast<std::int32_t>(degree);
     if (start + degree > furthest_end) furthest_end = start + degree, furthest_node = i, furthest_at = at;
   }
-  g.source = static_cast<std::int32_t>(in.read_int("the source node", 0, n - 1));
+  // The source's range is checked after the counts, which explain a misread source better.
+  in.skip_space();
+  const auto source_at = in.here();
+  const std::int64_t source = in.read_int("the source node", 0, int32_max);
   const std::int64_t e = in.read_int("the edge count", 0, int32_max);
   const std::int64_t edge_numbers = numbers - 2 * n - 2;
   if (edge_numbers != 2 * e)
@@ -69,6 +72,9 @@ rodinia_graph read_rodinia_graph(const std::filesystem::path& path) {
                      " numbers (a destination and a weight per edge) should follow, but " +
                      std::to_string(edge_numbers) + " do: the node count (" + std::to_string(n) + ", line " +
                      count_line + ") or the edge count disagrees with the lines that follow");
+  if (source >= n)
+    in.fail_at(source_at, "the source node is " + std::to_string(source) + ", outside [0, " + std::to_string(n - 1) + "]");
+  g.source = static_cast<std::int32_t>(source);
   if (furthest_end > e)
     in.fail_at(furthest_at, "node " + std::to_string(furthest_node) + "'s edges (start " +
                                 std::to_string(g.start[std::size_t(furthest_node)]) + ", degree " +

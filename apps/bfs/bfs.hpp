@@ -25,14 +25,18 @@ namespace soac::apps::bfs {
 
 enum class variant { rodinia, padded, segmented, automatic };
 
+enum class level_kind { all_nodes, padded, segmented, thread_per_node, thread_per_edge, bottom_up };
+
 // auto's per-level rule (Beamer, Asanovic, Patterson, SC12, with their constants): go bottom-up
 // when the frontier's edges exceed the unexplored edges / alpha, stay bottom-up while the
 // frontier holds at least N / beta nodes; top-down levels take a thread per node when the
-// frontier's largest degree is at most `thread_per_node`, else a thread per edge.
+// frontier's largest degree is at most `thread_per_node`, else a thread per edge. `only` holds
+// every level to one strategy (tests, and timing each strategy alone).
 struct auto_tuning {
   double alpha = 14;
   double beta = 24;
   std::int64_t thread_per_node = 32;
+  std::optional<level_kind> only;
 };
 
 struct options {
@@ -40,14 +44,14 @@ struct options {
   auto_tuning tuning;
 };
 
-// "auto", "rodinia", "padded", "segmented", or "auto,alpha=X,beta=X,tpn=N" (usage_error else).
+// "auto", "rodinia", "padded", "segmented", or "auto,alpha=X,beta=X,tpn=N,only=nodes|edges|bottom-up"
+// (usage_error else).
 options parse_variant(const std::string& text);
 std::string variant_name(variant v);
 
 // How a level ran: how many frontier nodes it started from (-1: not counted, rodinia), the
 // elements its expansion covered (edges, padded slots, or nodes), the largest degree in the
 // frontier (0: not known) and the strategy.
-enum class level_kind { all_nodes, padded, segmented, thread_per_node, thread_per_edge, bottom_up };
 struct level_step {
   std::int64_t frontier = 0, work = 0, largest_degree = 0;
   level_kind kind = level_kind::all_nodes;

@@ -44,19 +44,25 @@ options parse_variant(const std::string& text) {
     rest.remove_prefix(std::min(rest.size(), item.size() + 1));
     const auto eq = item.find('=');
     if (o.which != variant::automatic || eq == std::string::npos)
-      throw usage_error("bfs: variant setting '" + item + "' (only auto takes settings: alpha=X, beta=X, tpn=N)");
+      throw usage_error("bfs: variant setting '" + item +
+                        "' (only auto takes settings: alpha=X, beta=X, tpn=N, only=nodes|edges|bottom-up)");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    const auto number = [&] {
+    const auto number = [&](bool zero_allowed) {
       double v = 0;
       std::istringstream in(value);
-      if (!(in >> v) || !in.eof() || !(v > 0))
-        throw usage_error("bfs: variant setting " + key + " must be a positive number, not '" + value + "'");
+      if (!(in >> v) || !in.eof() || !(v > 0 || (zero_allowed && v == 0)) || v > 1e18)
+        throw usage_error("bfs: variant setting " + key + " must be a " + (zero_allowed ? "non-negative" : "positive") +
+                          " number, not '" + value + "'");
       return v;
     };
-    if (key == "alpha") o.tuning.alpha = number();
-    else if (key == "beta") o.tuning.beta = number();
-    else if (key == "tpn") o.tuning.thread_per_node = static_cast<std::int64_t>(number());
-    else throw usage_error("bfs: unknown auto setting '" + key + "' (alpha, beta, tpn)");
+    if (key == "alpha") o.tuning.alpha = number(false);
+    else if (key == "beta") o.tuning.beta = number(false);
+    else if (key == "tpn") o.tuning.thread_per_node = static_cast<std::int64_t>(number(true));
+    else if (key == "only" && value == "nodes") o.tuning.only = level_kind::thread_per_node;
+    else if (key == "only" && value == "edges") o.tuning.only = level_kind::thread_per_edge;
+    else if (key == "only" && value == "bottom-up") o.tuning.only = level_kind::bottom_up;
+    else if (key == "only") throw usage_error("bfs: only=" + value + " (expected nodes, edges or bottom-up)");
+    else throw usage_error("bfs: unknown auto setting '" + key + "' (alpha, beta, tpn, only)");
   }
   return o;
 }
@@ -360,6 +366,7 @@ namespace {
 // auto's choice for a level from the frontier's totals (see auto_tuning).
 level_kind choose(const auto_tuning& t, level_kind previous, std::int64_t nodes, std::int64_t frontier,
                   std::int64_t frontier_edges, std::int64_t largest, std::int64_t unexplored_edges) {
+  if (t.only) return *t.only;
   const bool bottom_up = previous == level_kind::bottom_up ? double(frontier) * t.beta >= double(nodes)
                                                            : double(frontier_edges) * t.alpha > double(unexplored_edges);
   if (bottom_up) return level_kind::bottom_up;
