@@ -219,19 +219,21 @@ struct segmented_expand {
 // --- auto: levels that append to a frontier queue -----------------------------------------------
 
 // The totals of the next frontier as the level kernels count them, in device memory, zero
-// between levels; the last block of each level publishes and clears them.
-enum total : int { total_queued, total_edges, total_largest, total_blocks_done, total_words };
+// between levels; the last block of each level publishes and clears them. Nodes found, nodes
+// queued (those with edges), the queued nodes' edges and their largest degree.
+enum total : int { total_queued, total_found, total_edges, total_largest, total_blocks_done, total_words };
 
 // Appends a discovered node to the next frontier queue, unless it has no edges (it would expand
 // to nothing; so every queued node has an edge and an empty queue ends the search). Counts the
-// queued nodes' edges and the largest degree per thread; run_level adds them up.
+// nodes found, the queued nodes' edges and their largest degree per thread; run_level adds them up.
 struct frontier_queue {
   i32* queue;
   const i32* degree;
   u64* totals;
-  u64 edges = 0, largest = 0;  // this thread's share
+  u64 found = 0, edges = 0, largest = 0;  // this thread's share
 
   SOAC_HD void operator()(i32 v) {
+    ++found;
     const u64 d = u64(degree[v]);
     if (d == 0) return;
     edges += d;
@@ -321,10 +323,10 @@ struct queue_init {
   }
 };
 
-// What a level leaves for the host: the next frontier's queued nodes, their edges, and their
-// largest degree.
+// What a level leaves for the host: the next frontier's queued nodes, the nodes found (queued or
+// without edges), the queued nodes' edges and their largest degree.
 struct frontier_totals {
-  i64 nodes = 0, edges = 0, largest = 0;
+  i64 nodes = 0, found = 0, edges = 0, largest = 0;
 };
 
 constexpr int level_block = 256;
@@ -334,19 +336,21 @@ constexpr i64 max_level_blocks = i64{1} << 20;
 template <class Body>
 __global__ void __launch_bounds__(level_block)
     level_kernel(i64 items, Body body, frontier_queue out, u64* published) {
-  __shared__ u64 block_edges, block_largest;
+  __shared__ u64 block_found, block_edges, block_largest;
   __shared__ bool last;
-  if (threadIdx.x == 0) block_edges = block_largest = 0;
+  if (threadIdx.x == 0) block_found = block_edges = block_largest = 0;
   __syncthreads();
   for (i64 i = i64{blockIdx.x} * level_block + threadIdx.x; i < items; i += i64{gridDim.x} * level_block) body(i, out);
-  if (out.edges) {
+  if (out.found) {
+    atomicAdd(&block_found, out.found);
     atomicAdd(&block_edges, out.edges);
     atomicMax(&block_largest, out.largest);
   }
   __syncthreads();  // every append of the block has returned
   u64* totals = out.totals;
   if (threadIdx.x == 0) {
-    if (block_edges) {
+    if (block_found) {
+      atomicAdd(totals + total_found, block_found);
       atomicAdd(totals + total_edges, block_edges);
       atomicMax(totals + total_largest, block_largest);
     }
@@ -359,6 +363,7 @@ __global__ void __launch_bounds__(level_block)
     // level (so no memset is queued between levels).
     __threadfence();
     published[total_queued] = atomicExch(totals + total_queued, u64{0});
+    published[total_found] = atomicExch(totals + total_found, u64{0});
     published[total_edges] = atomicExch(totals + total_edges, u64{0});
     published[total_largest] = atomicExch(totals + total_largest, u64{0});
     atomicExch(totals + total_blocks_done, u64{0});
@@ -377,7 +382,7 @@ frontier_totals run_level(context& ctx, i64 items, const Body& body, frontier_qu
     SOAC_CHECK_LAUNCH("bfs level_kernel");
     return {};
   }
-  u64 edges = 0, largest = 0;
+  u64 found = 0, edges = 0, largest = 0;
 #pragma omp parallel
   {
     frontier_queue mine = out;
@@ -386,11 +391,12 @@ frontier_totals run_level(context& ctx, i64 items, const Body& body, frontier_qu
     for (i64 i = 0; i < items; ++i) body(i, mine);
 #pragma omp critical(bfs_level_totals)
     {
+      found += mine.found;
       edges += mine.edges;
       largest = std::max(largest, mine.largest);
     }
   }
-  const frontier_totals t{i64(out.totals[total_queued]), i64(edges), i64(largest)};
+  const frontier_totals t{i64(out.totals[total_queued]), i64(found), i64(edges), i64(largest)};
   out.totals[total_queued] = 0;
   return t;
 }

@@ -384,34 +384,38 @@ trace runner::automatic(std::int32_t source, const auto_tuning& tuning, span<std
   for_each(ctx_, nodes_, queue_init{cost.data(), queue, totals, source});
   // The frontier of level 0: the source, queued when it has edges.
   const std::int64_t source_degree = host_degree_[std::size_t(source)];
-  frontier_totals frontier{source_degree > 0 ? 1 : 0, source_degree, source_degree};
-  std::int64_t unexplored = total_degree_ - source_degree;
+  frontier_totals frontier{source_degree > 0 ? 1 : 0, 1, source_degree, source_degree};
+  std::int64_t unexplored = total_degree_ - source_degree, found = 1;
   level_kind previous = level_kind::thread_per_node;
   trace t;
-  for (std::int32_t level = 0; frontier.nodes > 0; ++level) {
+  // Until the frontier has no edges, or every node is found (which spares connected graphs a last
+  // level that would find nothing).
+  for (std::int32_t level = 0; frontier.nodes > 0 && found < nodes_; ++level) {
     const level_kind kind =
         choose(tuning, previous, nodes_, frontier.nodes, frontier.edges, frontier.largest, unexplored);
     const frontier_queue out{next_queue, g.degree, totals};
-    frontier_totals found;
+    frontier_totals next;
     if (kind == level_kind::thread_per_node) {
-      found = run_level(ctx_, frontier.nodes, top_down_nodes{g, queue, cost.data(), level + 1}, out, published);
+      next = run_level(ctx_, frontier.nodes, top_down_nodes{g, queue, cost.data(), level + 1}, out, published);
     } else if (kind == level_kind::thread_per_edge) {
       std::int64_t* offsets = ensure(ctx_, offsets_, nodes_);
       scan(ctx_, frontier.nodes, listed_degree{queue, g.degree}, span<std::int64_t>(offsets, std::size_t(frontier.nodes)),
            plus<std::int64_t>{}, scan_kind::exclusive);
-      found = run_level(ctx_, frontier.edges, top_down_edges{g, queue, offsets, frontier.nodes, cost.data(), level + 1},
+      next = run_level(ctx_, frontier.edges, top_down_edges{g, queue, offsets, frontier.nodes, cost.data(), level + 1},
                         out, published);
     } else {
-      found = run_level(ctx_, nodes_, bottom_up{in, cost.data(), level}, out, published);
+      next = run_level(ctx_, nodes_, bottom_up{in, cost.data(), level}, out, published);
     }
     if (ctx_.is_cuda()) {
       ctx_.synchronize();
       const volatile u64* words = pinned_->host;
-      found = {std::int64_t(words[total_queued]), std::int64_t(words[total_edges]), std::int64_t(words[total_largest])};
+      next = {std::int64_t(words[total_queued]), std::int64_t(words[total_found]), std::int64_t(words[total_edges]),
+              std::int64_t(words[total_largest])};
     }
     t.steps.push_back({frontier.nodes, kind == level_kind::bottom_up ? nodes_ : frontier.edges, frontier.largest, kind});
-    frontier = found;
-    unexplored -= found.edges;
+    frontier = next;
+    found += next.found;
+    unexplored -= next.edges;
     previous = kind;
     std::swap(queue, next_queue);
   }
