@@ -70,11 +70,13 @@ void for_each_draw(const graph_spec& s, std::uint64_t seed, Visit&& visit) {
     i64 draws = s.min_neighbours + i64(datasets::random_below(datasets::keyed_word(draws_key, std::uint64_t(i)), span));
     if (s.distinct) {
       draws = std::min(draws, size);
-      const datasets::random_permutation pick(std::uint64_t(size), datasets::random_word(seed, permutation_stream, std::uint64_t(i)));
+      const std::uint64_t key = datasets::random_word(seed, permutation_stream, std::uint64_t(i));
+      const datasets::random_permutation pick(std::uint64_t(size), key);
       for (i64 j = 0; j < draws; ++j) visit(i, first + i64(pick(std::uint64_t(j))));
     } else {
       for (i64 j = 0; j < draws; ++j) {
-        const std::uint64_t word = datasets::keyed_word(neighbour_key, std::uint64_t(i) * std::uint64_t(s.max_neighbours) + std::uint64_t(j));
+        const std::uint64_t draw = std::uint64_t(i) * std::uint64_t(s.max_neighbours) + std::uint64_t(j);
+        const std::uint64_t word = datasets::keyed_word(neighbour_key, draw);
         visit(i, first + i64(datasets::random_below(word, std::uint64_t(size))));
       }
     }
@@ -202,14 +204,19 @@ class bfs_app final : public app {
       return nlohmann::json{{"nodes", nodes}, {"min_neighbours", lo}, {"max_neighbours", hi},
                             {"distinct", distinct}, {"components", components}, {"source", 0}};
     };
-    const std::string rodinia_like = " nodes drawing 2-4 random neighbours, stored both ways (Rodinia's graphgen: 6 edges per node on average)";
+    const std::string rodinia_like =
+        " nodes drawing 2-4 random neighbours, stored both ways (Rodinia's graphgen: 6 edges per node on average)";
     return {{"4096", "4,096" + rodinia_like, p(4096, 2, 4, 0, 1)},
             {"65536", "65,536" + rodinia_like, p(65536, 2, 4, 0, 1)},
             {"1M", "1,000,000" + rodinia_like + ", like Rodinia's graph1MW_6", p(1'000'000, 2, 4, 0, 1)},
-            {"H100K", "the report's high_edge_variance_100K: 100,000 nodes drawing 5-200 distinct neighbours", p(100'000, 5, 200, 1, 1)},
-            {"E1K", "the report's few_nodes_many_edges: 1,000 nodes drawing 1,000 distinct neighbours (all of them)", p(1000, 1000, 1000, 1, 1)},
-            {"HH5K", "the report's higher_edge_variance_5K: 5,000 nodes drawing 5-5,000 distinct neighbours", p(5000, 5, 5000, 1, 1)},
-            {"disconnected", "65,536 nodes in 4 components (Rodinia-like within each): 3/4 unreachable", p(65536, 2, 4, 0, 4)},
+            {"H100K", "the report's high_edge_variance_100K: 100,000 nodes drawing 5-200 distinct neighbours",
+             p(100'000, 5, 200, 1, 1)},
+            {"E1K", "the report's few_nodes_many_edges: 1,000 nodes drawing 1,000 distinct neighbours (all of them)",
+             p(1000, 1000, 1000, 1, 1)},
+            {"HH5K", "the report's higher_edge_variance_5K: 5,000 nodes drawing 5-5,000 distinct neighbours",
+             p(5000, 5, 5000, 1, 1)},
+            {"disconnected", "65,536 nodes in 4 components (Rodinia-like within each): 3/4 unreachable",
+             p(65536, 2, 4, 0, 4)},
             {"tiny", "64 nodes drawing 0-3 neighbours in 2 components (tests)", p(64, 0, 3, 0, 2)}};
   }
   std::vector<std::string> variants() const override { return {"auto", "rodinia", "padded", "segmented"}; }

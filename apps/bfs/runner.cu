@@ -72,10 +72,10 @@ namespace {
 const char* kind_name(level_kind k) {
   switch (k) {
     case level_kind::all_nodes: return "two kernels over all nodes";
-    case level_kind::padded: return "padded edge lists";
-    case level_kind::segmented: return "flattened edges";
-    case level_kind::thread_per_node: return "top-down, a thread per node";
-    case level_kind::thread_per_edge: return "top-down, a thread per edge";
+    case level_kind::padded: return "a scatter over padded edge lists";
+    case level_kind::segmented: return "a scatter over flattened edges";
+    case level_kind::thread_per_node: return "top-down with a thread per node";
+    case level_kind::thread_per_edge: return "top-down with a thread per edge";
     default: return "bottom-up";
   }
 }
@@ -85,9 +85,14 @@ const char* kind_name(level_kind k) {
 std::string trace::summary() const {
   std::ostringstream s;
   s << steps.size() << " iterations";
+  if (steps.empty()) return s.str();
+  const auto same = [&](const level_step& l) { return l.kind == steps.front().kind; };
+  if (std::all_of(steps.begin(), steps.end(), same)) {
+    s << ", each " << kind_name(steps.front().kind);
+    return s.str();
+  }
   const char* sep = ": ";
-  for (auto k : {level_kind::all_nodes, level_kind::padded, level_kind::segmented, level_kind::thread_per_node,
-                 level_kind::thread_per_edge, level_kind::bottom_up}) {
+  for (auto k : {level_kind::thread_per_node, level_kind::thread_per_edge, level_kind::bottom_up}) {
     const auto n = std::count_if(steps.begin(), steps.end(), [&](const level_step& l) { return l.kind == k; });
     if (n) s << sep << n << " " << kind_name(k), sep = ", ";
   }
@@ -100,7 +105,8 @@ std::string trace::per_level() const {
     const auto& st = steps[l];
     s << "  level " << l << ": ";
     if (st.frontier >= 0) s << st.frontier << " frontier nodes, ";
-    s << st.work << (st.kind == level_kind::padded ? " padded slots" : st.kind == level_kind::all_nodes || st.kind == level_kind::bottom_up ? " nodes" : " edges");
+    const bool over_nodes = st.kind == level_kind::all_nodes || st.kind == level_kind::bottom_up;
+    s << st.work << (st.kind == level_kind::padded ? " padded slots" : over_nodes ? " nodes" : " edges");
     if (st.largest_degree > 0) s << " (largest degree " << st.largest_degree << ")";
     s << ": " << kind_name(st.kind) << "\n";
   }
@@ -226,6 +232,7 @@ trace runner::traverse(std::int32_t source, const options& o, span<std::int32_t>
   if (source < 0 || source >= nodes_)
     throw usage_error("bfs: source " + std::to_string(source) + " is outside [0, " + std::to_string(nodes_ - 1) + "]");
   if (std::int64_t(cost.size()) != nodes_) throw usage_error("bfs: the cost array must hold one element per node");
+  if (ctx_.is_cuda()) ctx_.activate();
   switch (o.which) {
     case variant::rodinia: return rodinia(source, cost);
     case variant::padded: return padded(source, cost);
