@@ -540,16 +540,12 @@ void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::in
 
 template <class T>
 void fill_zero(context& ctx, span<T> s) {
-  if (s.empty()) return;
-  if (ctx.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(s.data(), 0, s.size_bytes(), ctx.stream()));
-  else std::memset(static_cast<void*>(s.data()), 0, s.size_bytes());
+  ctx.fill_zero(s.data(), s.size_bytes());
 }
 
 template <class T>
 void copy_within(context& ctx, span<T> to, span<const T> from) {
-  if (from.empty()) return;
-  if (ctx.is_cuda()) SOAC_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), from.size_bytes(), cudaMemcpyDeviceToDevice, ctx.stream()));
-  else std::memcpy(to.data(), from.data(), from.size_bytes());
+  ctx.copy_within(to.data(), from.data(), from.size_bytes());
 }
 
 template <class T>
