@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstring>
 #include <iomanip>
-#include <new>
 #include <sstream>
 
 #include "apps/app.hpp"
@@ -496,15 +495,6 @@ validate::backprop_net view_of(const network& net) {
   return {net.layer, net.input, net.weights, net.prev, net.hidden_weights, net.hidden_prev, net.target};
 }
 
-template <class F>
-auto host_memory(F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    throw resource_error("backprop: not enough host memory for the network");
-  }
-}
-
 class backprop_app final : public app {
  public:
   std::string name() const override { return "backprop"; }
@@ -526,7 +516,7 @@ class backprop_app final : public app {
   void generate(const gen_request& r) const override {
     const std::int64_t layer = layer_param(r.params);
     if (!r.params.contains("init") || !r.params["init"].is_string()) throw usage_error("parameter init must be a string");
-    const network net = host_memory([&] { return generate_network(layer, parse_weight_init(r.params["init"]), r.seed); });
+    const network net = generate_network(layer, parse_weight_init(r.params["init"]), r.seed);
     datasets::bundle_writer out(r.output, "dataset", name());
     out.add<float>("input_units", net.input);
     write_weights(out, net.row(), net.weights, net.prev, net.hidden_weights, net.hidden_prev);
@@ -543,7 +533,7 @@ class backprop_app final : public app {
   std::string run(context& ctx, const run_request& r) const override {
     const bool rodinia = is_rodinia(r.variant);
     const auto in = bundle::open(r.input, "dataset", name());
-    const network net = host_memory([&] { return read_network(in); });
+    const network net = read_network(in);
     trained out;
     std::string plan;
     const auto t0 = std::chrono::steady_clock::now();
@@ -578,7 +568,7 @@ class backprop_app final : public app {
   validate_report validate(const validate_request& r) const override {
     const auto in = bundle::open(r.input, "dataset", name());
     const auto res = bundle::open(r.result, "result", name());
-    const network net = host_memory([&] { return read_network(in); });
+    const network net = read_network(in);
     const std::vector<std::int64_t> wshape = {hidden_rows, net.row()}, hshape = {hidden_rows, 2}, units = {hidden_rows}, one = {1};
     for (const auto& [name, shape] : {std::pair{"input_weights", wshape}, std::pair{"input_prev_weights", wshape},
                                       std::pair{"hidden_weights", hshape}, std::pair{"hidden_prev_weights", hshape},
@@ -602,7 +592,7 @@ class backprop_app final : public app {
     for (const auto& preset_name : names) {
       const auto params = resolve_params(preset_name, r.overrides);
       const std::int64_t layer = layer_param(params);
-      const network net = host_memory([&] { return generate_network(layer, parse_weight_init(params["init"]), r.seed); });
+      const network net = generate_network(layer, parse_weight_init(params["init"]), r.seed);
       segreduce_trainer mine(ctx, net);
       rodinia_trainer theirs(ctx, net);
       trained out;

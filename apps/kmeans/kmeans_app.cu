@@ -29,7 +29,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <new>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -1091,15 +1090,6 @@ std::string rodinia_listing(const std::vector<float>& centroids, std::int64_t k,
   return s.str();
 }
 
-template <class F>
-auto out_of_memory_as_resource_error(F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    throw resource_error("kmeans: not enough host memory for the dataset and its clustering");
-  }
-}
-
 class kmeans_app final : public app {
  public:
   std::string name() const override { return "kmeans"; }
@@ -1144,7 +1134,7 @@ class kmeans_app final : public app {
 
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
-    const auto x = out_of_memory_as_resource_error([&] { return generate_points(s, r.seed); });
+    const auto x = generate_points(s, r.seed);
     if (r.format == "rodinia") return datasets::write_rodinia_kmeans_text(r.output, s.n, s.d, x);
     if (r.format == "rodinia-bin") return datasets::write_rodinia_kmeans_binary(r.output, s.n, s.d, x);
     datasets::bundle_writer out(r.output, "dataset", name());
@@ -1155,7 +1145,7 @@ class kmeans_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const auto plan = parse_variant(r.variant);
-    const auto data = out_of_memory_as_resource_error([&] { return load_points(r.inputs, r.format); });
+    const auto data = load_points(r.inputs, r.format);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
     kmeans_engine engine(ctx, data.pts, cfg.k, plan);
@@ -1169,7 +1159,7 @@ class kmeans_app final : public app {
                   << std::setprecision(3) << 100.0 * double(rep.changed) / double(n) << "%), objective " << std::setprecision(10)
                   << rep.objective << std::endl;
       };
-    const clustering res = out_of_memory_as_resource_error([&] { return engine.cluster(cfg, progress); });
+    const clustering res = engine.cluster(cfg, progress);
 
     datasets::bundle_writer out(r.output, "result", name());
     const std::int64_t kd[2] = {cfg.k, d};
@@ -1208,7 +1198,7 @@ class kmeans_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto data = out_of_memory_as_resource_error([&] { return load_points(r.inputs, r.format); });
+    const auto data = load_points(r.inputs, r.format);
     const auto res = bundle::open(r.result, "result", name());
     const std::int64_t n = data.pts.n, d = data.pts.d;
     const auto& params = res.params();
