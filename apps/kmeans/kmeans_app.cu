@@ -27,7 +27,6 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -96,7 +95,8 @@ SOAC_HD inline float squared_distance(const float* x, const float* c, std::int64
   return acc;
 }
 
-// e / d and e % d, by multiplication where e < 2^32 (fast_divisor is 32-bit).
+// The row of element e of a row-major array with rows of d: e / d, by multiplication where
+// e < 2^32 (fast_divisor is 32-bit), else by division.
 struct index_split {
   std::int64_t d;
   fast_divisor div;
