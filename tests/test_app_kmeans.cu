@@ -185,6 +185,10 @@ TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,distances=fast"); }).find("distances must be"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,M=-1"); }).find("M"), std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,partition=on"); }).find("not 'partition'"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "segreduce,sums=vec4"); }).find("not 'sums'"),
+            std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"k", "5000"}}); }).find("k = 5000 exceeds n = 3000"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"d", "0"}}); }).find("parameter d = 0"), std::string::npos);

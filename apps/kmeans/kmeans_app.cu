@@ -511,11 +511,12 @@ kmeans_plan parse_variant(const std::string& text) {
       if (value == "flat") plan.sums = sums_kind::flat;
       else if (value == "vec4") plan.sums = sums_kind::vec4;
       else throw usage_error("kmeans: sums must be flat or vec4, not '" + std::string(value) + "'");
-    } else if (plan.update == update_kind::hist) {
-      set_hist_option(plan.hist, key, value);  // the fused histogram's shape (strategy, M, ...)
+    } else if (plan.update == update_kind::hist && (key == "strategy" || key == "M")) {
+      set_hist_option(plan.hist, key, value);  // what hist_fused takes of the hist options
       check_hist_options(plan.hist);
     } else {
-      throw usage_error("kmeans: the segreduce variant takes distances, chunk and math, not '" + std::string(key) + "'");
+      throw usage_error("kmeans: the " + name + " variant takes distances, chunk, math" +
+                        (plan.update == update_kind::hist ? ", sums, strategy and M" : "") + ", not '" + std::string(key) + "'");
     }
   }
   return plan;
@@ -1116,7 +1117,7 @@ class kmeans_app final : public app {
   std::vector<std::string> variants() const override { return {"hist", "segreduce", "rodinia"}; }
   std::string variant_settings() const override {
     return "hist and segreduce: distances=auto|direct|gemm, chunk=POINTS (per SGEMM; 0: half of L2), math=fp32|tf32; hist also "
-           "sums=flat|vec4 and the fused histogram's settings (strategy=shared|global, M=N, block=...; see hist). "
+           "sums=flat|vec4 and the fused histogram's strategy=shared|global and M=N (copies per block). "
            "E.g. hist,distances=gemm,sums=vec4";
   }
   std::vector<std::string> bench_presets() const override { return {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"}; }
