@@ -966,7 +966,8 @@ struct bucket_counter {
 // offsets[d] = the first position of bucket d (offsets[S] = all updates in range), and the
 // partition kernel's cursors start there. S < partition_block.
 inline constexpr int partition_block = 256;
-__global__ void __launch_bounds__(partition_block)
+// static: a header's only non-template kernel, defined in every translation unit that includes it.
+static __global__ void __launch_bounds__(partition_block)
     hist_bucket_offsets_kernel(const unsigned* counts, int S, unsigned* offsets, unsigned* cursors) {
   using scan = cub::BlockScan<unsigned, partition_block>;
   __shared__ typename scan::TempStorage tmp;
