@@ -169,15 +169,30 @@ struct force_updates_by_pair {
   }
 };
 
-// Step 2, cas (the paper's restructuring): element 3q + c is coordinate c of slot q, or for
-// q >= slots of segment q - slots. Elements are below 2^32 (checked when the run is set up).
-struct force_updates_by_coordinate {
+// Step 2 for the cas variant (the paper's restructuring), or step 3 for both variants: one update
+// per element. (One functor type for both: every hist instantiation compiles a few dozen kernels,
+// so the app keeps to two.) Elements are below 2^32 (checked when the run is set up).
+//  * forces: element 3q + c is coordinate c of slot q, or for q >= slots of segment q - slots;
+//  * tables: element 5g + k is update k of segment g into [fshift (3 * nshift) | Vc | Vnb]:
+//    three shift-force coordinates, then the two energies.
+struct single_updates {
   system_view s;
   segment_view g;
   const list_sums* sums;
   std::int64_t slots;
-  fast_divisor three;
+  fast_divisor three, five;
+  bool tables;
+  std::int32_t nshift, groups;
+
   SOAC_HD bin_value<float> operator()(std::int64_t e) const {
+    if (tables) {
+      const std::uint32_t seg = five.divide(std::uint32_t(e));
+      const int k = int(std::uint32_t(e) - 5 * seg);
+      const std::int32_t n = g.list[seg];
+      if (k < 3) return {3 * std::int64_t(s.shift[n]) + k, sums[seg].f[k]};
+      const std::int64_t energy = 3 * std::int64_t(nshift) + s.gid[n];
+      return k == 3 ? bin_value<float>{energy, sums[seg].vc} : bin_value<float>{energy + groups, sums[seg].vnb};
+    }
     const std::uint32_t q = three.divide(std::uint32_t(e));
     const int c = int(std::uint32_t(e) - 3 * q);
     if (q < slots) {
@@ -190,24 +205,6 @@ struct force_updates_by_coordinate {
     }
     const std::int64_t seg = q - slots;
     return {3 * std::int64_t(s.iinr[g.list[seg]]) + c, sums[seg].f[c]};
-  }
-};
-
-// Step 3: segment g's sums into [fshift (3 * nshift) | Vc (groups) | Vnb (groups)].
-struct table_updates {
-  const list_sums* sums;
-  const std::int32_t* seg_list;
-  const std::int32_t* shift;
-  const std::int32_t* gid;
-  std::int32_t nshift, groups;
-  SOAC_HD bin_values<float, 5> operator()(std::int64_t seg) const {
-    const list_sums f = sums[seg];
-    const std::int32_t n = seg_list[seg], sh = 3 * shift[n], g = gid[n];
-    bin_values<float, 5> r;
-    for (int c = 0; c < 3; ++c) r[c] = {sh + c, f.f[c]};
-    r[3] = {3 * nshift + g, f.vc};
-    r[4] = {3 * nshift + groups + g, f.vnb};
-    return r;
   }
 };
 
@@ -335,7 +332,8 @@ class device_system {
         jjnr_(ctx, std::span<const std::int32_t>(d.jjnr)),
         seg_start_(ctx, std::span<const std::int32_t>(segments_.start)),
         seg_list_(ctx, std::span<const std::int32_t>(segments_.list)), sums_(ctx, std::size_t(segments_.count())) {
-    // The cas variant numbers three elements per slot and segment with 32-bit arithmetic.
+    // single_updates numbers three elements per slot and segment (five per segment for the
+    // tables) with 32-bit arithmetic.
     if (3 * (segments_.slots() + segments_.count()) > std::int64_t(UINT32_MAX))
       throw resource_error("gromacs: " + std::to_string(segments_.slots()) +
                            " padded pair slots are beyond the 2^32 histogram elements of the cas variant");
@@ -389,9 +387,7 @@ class device_system {
     hist_options table_options;
     table_options.thread_private = hist_toggle::on;
     if (is_cas(v.kind)) table_options.force_atomic = true, table_options.atomic = atomic_kind::cas;
-    p.tables = hist(ctx_, table_options, segments_.count(),
-                    table_updates{sums_.data(), seg_list_.data(), shift_.data(), gid_.data(), nshift_, groups_}, tables,
-                    plus<float>{});
+    p.tables = hist(ctx_, table_options, 5 * segments_.count(), updates(true), tables, plus<float>{});
     switch (v.kind) {
       case variant_kind::hdw:
         p.forces = hist(ctx_, v.forces, segments_.slots() + segments_.count(),
@@ -399,8 +395,7 @@ class device_system {
         break;
       case variant_kind::cas:
         p.forces = hist(ctx_, v.forces, 3 * (segments_.slots() + segments_.count()),
-                        force_updates_by_coordinate{s, g, sums_.data(), segments_.slots(), fast_divisor(3)}, faction,
-                        plus<float>{});
+                        updates(false), faction, plus<float>{});
         break;
       default:
         straightforward(v.kind, list_of_pair(jindex), faction);
@@ -409,6 +404,10 @@ class device_system {
   }
 
  private:
+  single_updates updates(bool tables) const {
+    return {view(), segments(), sums_.data(), segments_.slots(), fast_divisor(3), fast_divisor(5), tables, nshift_, groups_};
+  }
+
   void zero(span<float> a) const {
     if (a.empty()) return;
     if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size() * sizeof(float), ctx_.stream()));
