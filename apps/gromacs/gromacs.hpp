@@ -1,0 +1,60 @@
+// The gromacs app's data and entry points that tests call besides the app interface: loop inl1100
+// of 435.gromacs (SC20 section V-C) on soac::hist, its inputs, their checks and the generator.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/context.hpp"
+#include "datasets/bundle.hpp"
+
+namespace soac::apps::gromacs {
+
+// The inputs of one run of loop inl1100: P particles (pos[3P], charge[P], type[P]), the
+// Lennard-Jones table nbfp[2 * ntype * ntype] (c6, c12 per type pair), facel, the shift vectors
+// shiftvec[3 * nshift], and nri neighbour lists: list n is particle iinr[n] shifted by
+// shiftvec[3 * shift[n]..], energy group gid[n] (< energy_groups), neighbours
+// jjnr[jindex[n] .. jindex[n + 1]).
+struct inl1100_data {
+  int ntype = 0, energy_groups = 0;
+  float facel = 0;
+  std::vector<float> pos, charge, nbfp, shiftvec;
+  std::vector<std::int32_t> type, iinr, shift, gid, jindex, jjnr;
+
+  std::int64_t particles() const { return std::int64_t(charge.size()); }
+  std::int64_t lists() const { return std::int64_t(iinr.size()); }
+  std::int64_t pairs() const { return std::int64_t(jjnr.size()); }
+  int shifts() const { return int(shiftvec.size() / 3); }
+};
+
+// What the loop produces: faction[3P], fshift[3 * nshift], Vc and Vnb[energy_groups].
+struct inl1100_output {
+  std::vector<float> faction, fshift, Vc, Vnb;
+};
+
+// Checks every length against P (the length of charge), ntype (from nbfp's length), nshift and
+// energy_groups, and every index against its table: iinr and jjnr below P, type below ntype,
+// shift below nshift, gid below energy_groups, jindex starting at 0, never decreasing and ending
+// at the length of jjnr. input_error naming the array's file in `dir`, the position and the
+// problem; nothing runs before this passed.
+void check_inl1100(const inl1100_data& d, const std::filesystem::path& dir);
+
+// Reads a dataset bundle (arrays pos, charge, type, nbfp, facel[1], shiftvec, iinr, shift, gid,
+// jindex, jjnr, energy_groups[1]) and checks it.
+inl1100_data read_inl1100(const datasets::bundle& in);
+void write_inl1100(datasets::bundle_writer& out, const inl1100_data& d);
+
+// The generator (see the app's presets for the parameters): a periodic box of particles at the
+// given density (a jittered lattice, so no two are closer than 0.7 lattice spacings), a few atom
+// types whose charges sum to zero, cut-off neighbour lists found with cell lists, one list per
+// particle and shift, split to about the wanted number of lists.
+inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed);
+
+// Runs `variant` (hdw, cas, baseline-hdw or baseline-cas, each NAME[,hist settings]) on ctx.
+inl1100_output run_inl1100(context& ctx, const inl1100_data& d, const std::string& variant);
+
+}  // namespace soac::apps::gromacs

@@ -1,0 +1,865 @@
+// Image registration by mutual information (SC20 section V-D4, Table III): rigid registration
+// (translation and rotation) of two grey images. Its inner step is the paper's float-add
+// histogram with computed bins: the joint intensity histogram of the fixed image and the warped
+// (bilinearly resampled) moving image, each pixel adding a 4 x 4 block of cubic B-spline
+// weights, on soac::hist (bin_values<float, 16>) with the warp fused into the histogram's
+// functor. A derivative-free optimiser (Nelder-Mead) on the host maximises the mutual
+// information coarse-to-fine on an image pyramid, after a grid of transforms at the coarsest
+// level (one batched histogram), so that shifts of tens of pixels are found.
+//
+// Variants: `hist` (soac::hist, default) and `sort` (the paper's PyTorch approach with CUB: every
+// update materialised, sorted by bin, reduced by key; cuda only). `soac bench imgreg` times the
+// histogram step of both at the paper's sizes in the same run, and the whole registration.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <iomanip>
+#include <sstream>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+
+#include "apps/app.hpp"
+#include "apps/imgreg/imgreg.hpp"
+#include "core/buffer.hpp"
+#include "core/cuda_check.hpp"
+#include "core/error.hpp"
+#include "core/hist.cuh"
+#include "core/scatter.cuh"
+#include "datasets/binary_file.hpp"
+#include "datasets/bundle.hpp"
+#include "datasets/image.hpp"
+#include "datasets/random.hpp"
+
+namespace soac::apps::imgreg {
+
+using datasets::grey_image;
+using validate::rigid_transform;
+
+constexpr double pi = 3.14159265358979323846;
+
+rigid_map make_rigid(const rigid_transform& t, int width, int height, int level) {
+  // Full-size centre c0 = ((W - 1) / 2, (H - 1) / 2); level-l index x_l = (x_0 - b) / 2^l with
+  // b = (2^l - 1) / 2, so c_l = (c0 - b) / 2^l and t_l = t / 2^l (all exact binary fractions).
+  const double f = std::ldexp(1.0, level), b = (f - 1) / 2;
+  const double cx = ((width - 1) / 2.0 - b) / f, cy = ((height - 1) / 2.0 - b) / f;
+  const double a = t.angle_deg * pi / 180;
+  return {float(std::cos(a)), float(std::sin(a)), float(cx), float(cy), float(cx + t.tx / f), float(cy + t.ty / f)};
+}
+
+namespace {
+
+// Pixels of a grey image as floats (the histogram's and the pyramid's type).
+std::vector<float> as_floats(const grey_image& im) { return std::vector<float>(im.pixels.begin(), im.pixels.end()); }
+
+}  // namespace
+
+validate::float_histogram reference_histogram(const grey_image& fixed, const grey_image& moving, const rigid_transform& t,
+                                              int levels) {
+  const int side = levels + 3;
+  const std::vector<float> f = as_floats(fixed), m = as_floats(moving);
+  const image_view fv{f.data(), fixed.width, fixed.height}, mv{m.data(), moving.width, moving.height};
+  const rigid_map map = make_rigid(t, fixed.width, fixed.height, 0);
+  const float scale = levels_scale(levels);
+  validate::float_histogram h(std::size_t(side) * side);
+  for (int py = 0; py < fixed.height; ++py)
+    for (int px = 0; px < fixed.width; ++px) {
+      const pixel_contribution c = contribution(fv, mv, map, scale, side, px, py);
+      if (!c.valid) continue;
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) h.add(c.first_bin + a * side + b, c.value(a, b));
+    }
+  return h;
+}
+
+double mutual_information(const float* histogram, int side) {
+  std::vector<double> rows(std::size_t(side), 0.0), cols(std::size_t(side), 0.0);
+  double total = 0;
+  for (int a = 0; a < side; ++a)
+    for (int b = 0; b < side; ++b) {
+      const double v = histogram[std::size_t(a) * side + b];
+      rows[std::size_t(a)] += v;
+      cols[std::size_t(b)] += v;
+      total += v;
+    }
+  if (!(total > 0)) return 0;
+  double mi = 0;
+  for (int a = 0; a < side; ++a)
+    for (int b = 0; b < side; ++b) {
+      const double v = histogram[std::size_t(a) * side + b];
+      if (v > 0) mi += v / total * std::log(v * total / (rows[std::size_t(a)] * cols[std::size_t(b)]));
+    }
+  return mi;
+}
+
+// ---- The generator.
+
+namespace {
+
+// Value noise: random values on the integer lattice, blended with the quintic fade.
+double lattice_value(std::uint64_t key, std::int64_t ix, std::int64_t iy) {
+  return double(datasets::splitmix64(datasets::keyed_word(key, std::uint64_t(ix)) ^ std::uint64_t(iy)) >> 11) * 0x1.0p-53;
+}
+double fade(double t) { return t * t * t * (t * (t * 6 - 15) + 10); }
+double value_noise(std::uint64_t key, double x, double y) {
+  const double fx = std::floor(x), fy = std::floor(y);
+  const auto ix = std::int64_t(fx), iy = std::int64_t(fy);
+  const double sx = fade(x - fx), sy = fade(y - fy);
+  const double top = lattice_value(key, ix, iy) + sx * (lattice_value(key, ix + 1, iy) - lattice_value(key, ix, iy));
+  const double bottom =
+      lattice_value(key, ix, iy + 1) + sx * (lattice_value(key, ix + 1, iy + 1) - lattice_value(key, ix, iy + 1));
+  return top + sy * (bottom - top);
+}
+
+// The texture at full-size point (x, y): six octaves from features of a fifth of the image down
+// to a few pixels, amplitudes falling by 0.6, stretched to most of [0, 255].
+struct texture {
+  std::uint64_t seed;
+  double scale;
+  double operator()(double x, double y) const {
+    double sum = 0, amplitude = 1, period = scale, total = 0;
+    for (int octave = 0; octave < 6; ++octave) {
+      sum += amplitude * value_noise(datasets::stream_key(seed, 100 + octave), x / period, y / period);
+      total += amplitude;
+      amplitude *= 0.6;
+      period /= 2;
+    }
+    return 127.5 + (sum - total / 2) * 220.0;
+  }
+};
+
+// A grey level with Gaussian noise (Box-Muller on two counter-based uniforms), rounded and clamped.
+std::uint8_t noisy(double v, double noise, std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
+  const double u1 = 1.0 - datasets::random_unit(seed, stream, 2 * i), u2 = datasets::random_unit(seed, stream, 2 * i + 1);
+  const double g = std::sqrt(-2 * std::log(u1)) * std::cos(2 * pi * u2);
+  return std::uint8_t(std::clamp(std::lround(v + noise * g), 0L, 255L));
+}
+
+}  // namespace
+
+image_pair generate_pair(int width, int height, const rigid_transform& truth, double noise, std::uint64_t seed) {
+  const texture tex{seed, std::max(width, height) / 5.0};
+  image_pair out;
+  out.fixed = {width, height, std::vector<std::uint8_t>(std::size_t(width) * std::size_t(height))};
+  out.moving = out.fixed;
+  // moving(q) = texture(p) for q = R (p - c) + c + t: p = R^-1 (q - c - t) + c.
+  const double a = truth.angle_deg * pi / 180, cs = std::cos(a), sn = std::sin(a);
+  const double cx = (width - 1) / 2.0, cy = (height - 1) / 2.0;
+  const std::int64_t n = std::int64_t(width) * height;
+  std::uint8_t *fp = out.fixed.pixels.data(), *mp = out.moving.pixels.data();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = double(i % width), y = double(i / width);
+    fp[i] = noisy(tex(x, y), noise, seed, 1, std::uint64_t(i));
+    const double qx = x - cx - truth.tx, qy = y - cy - truth.ty;
+    mp[i] = noisy(tex(cs * qx + sn * qy + cx, -sn * qx + cs * qy + cy), noise, seed, 2, std::uint64_t(i));
+  }
+  return out;
+}
+
+namespace {
+
+// ---- The histogram step on the device (or host backend).
+
+// Pixels visited in an order that gives the 32 lanes of a warp pixels from 32 different stripes
+// of the image: element e is pixel (e mod 32) * stripe + e / 32. Neighbouring pixels have nearly
+// the same intensities, so in row order a warp's 32 pixels mostly add to the same 16 bins, and
+// float adds into shared memory are compare-and-swap loops in hardware that retry on every
+// collision; pixels ~stripe apart fall on unrelated bins. Each lane still walks its stripe in
+// order, so the images are read in 32 sequential streams.
+struct joint_updates {
+  image_view fixed, moving;
+  float to_levels;
+  std::int32_t side;
+  rigid_map single;
+  const rigid_map* batch;       // one map per histogram (histogram h at bins [h side^2, ...)), or null
+  std::int64_t stripe;          // ceil(pixels / 32)
+  std::uint32_t per_image;      // elements per histogram: 32 * stripe
+  fast_divisor image_div;       // by per_image
+  fast_divisor width_div;
+
+  SOAC_HD bin_values<float, 16> operator()(std::int64_t i) const {
+    std::uint32_t h = 0, e = std::uint32_t(i);
+    if (batch) {
+      h = image_div.divide(e);
+      e -= h * per_image;
+    }
+    const std::int64_t p = std::int64_t(e & 31u) * stripe + (e >> 5);
+    pixel_contribution c{};
+    if (p < std::int64_t(fixed.width) * fixed.height) {
+      const std::uint32_t py = width_div.divide(std::uint32_t(p));
+      const int px = int(std::uint32_t(p) - py * std::uint32_t(fixed.width));
+      c = contribution(fixed, moving, batch ? batch[h] : single, to_levels, side, px, int(py));
+    }
+    const std::int64_t first = std::int64_t(h) * side * side + c.first_bin;
+    bin_values<float, 16> r;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) r[4 * a + b] = {c.valid ? first + a * side + b : -1, c.value(a, b)};
+    return r;
+  }
+};
+
+// The sort variant's materialisation: every element's 16 (bin, value) pairs, ignored ones under
+// the key `ignored` (above every bin, so they sort last).
+__global__ void materialize_updates(joint_updates f, std::int64_t n, unsigned ignored, unsigned* keys, float* values) {
+  const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const auto r = f(i);
+  for (int k = 0; k < 16; ++k) {
+    keys[16 * i + k] = r[k].bin < 0 ? ignored : unsigned(r[k].bin);
+    values[16 * i + k] = r[k].value;
+  }
+}
+
+// histo[unique[r]] = sums[r] for each of the *runs runs that is a bin.
+__global__ void scatter_runs(const unsigned* unique, const float* sums, const std::int64_t* runs, std::int64_t bins,
+                             float* histo) {
+  const std::int64_t r = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (r < *runs && unique[r] < bins) histo[unique[r]] = sums[r];
+}
+
+// The joint histogram by sorting (the paper's PyTorch approach: group equal keys, then sum).
+void sorted_histogram(context& ctx, const joint_updates& f, std::int64_t n, span<float> histo) {
+  if (!ctx.is_cuda()) throw usage_error("imgreg: the sort variant is CUB's device sort and needs --backend cuda");
+  const std::int64_t bins = std::int64_t(histo.size()), updates = 16 * n;
+  if (updates > std::int64_t(INT32_MAX))
+    throw resource_error("imgreg: the sort variant sorts " + std::to_string(updates) + " updates, beyond CUB's 2^31 items");
+  const unsigned ignored = unsigned(bins);
+  int end_bit = 1;
+  while ((std::int64_t{1} << end_bit) <= bins) ++end_bit;
+  buffer<unsigned> keys(ctx, std::size_t(updates), lifetime::temporary), sorted_keys(ctx, std::size_t(updates), lifetime::temporary);
+  buffer<float> values(ctx, std::size_t(updates), lifetime::temporary), sorted_values(ctx, std::size_t(updates), lifetime::temporary);
+  buffer<unsigned> unique(ctx, std::size_t(bins + 1), lifetime::temporary);
+  buffer<float> sums(ctx, std::size_t(bins + 1), lifetime::temporary);
+  buffer<std::int64_t> runs(ctx, 1, lifetime::temporary);
+  constexpr int block = 256;
+  if (n > 0) {
+    materialize_updates<<<unsigned((n + block - 1) / block), block, 0, ctx.stream()>>>(f, n, ignored, keys.data(), values.data());
+    SOAC_CHECK_LAUNCH("materialize_updates");
+  }
+  std::size_t sort_bytes = 0, reduce_bytes = 0;
+  SOAC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), sorted_keys.data(), values.data(),
+                                                  sorted_values.data(), int(updates), 0, end_bit, ctx.stream()));
+  SOAC_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, reduce_bytes, sorted_keys.data(), unique.data(), sorted_values.data(),
+                                                 sums.data(), runs.data(), plus<float>{}, int(updates), ctx.stream()));
+  buffer<unsigned char> temp(ctx, std::max(sort_bytes, reduce_bytes) + 1, lifetime::temporary);
+  SOAC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, keys.data(), sorted_keys.data(), values.data(),
+                                                  sorted_values.data(), int(updates), 0, end_bit, ctx.stream()));
+  SOAC_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.data(), reduce_bytes, sorted_keys.data(), unique.data(),
+                                                 sorted_values.data(), sums.data(), runs.data(), plus<float>{}, int(updates),
+                                                 ctx.stream()));
+  scatter_runs<<<unsigned((bins + 1 + block - 1) / block), block, 0, ctx.stream()>>>(unique.data(), sums.data(), runs.data(),
+                                                                                     bins, histo.data());
+  SOAC_CHECK_LAUNCH("scatter_runs");
+}
+
+// How the histogram step runs: NAME[,hist settings] with NAME hist or sort.
+struct histogram_method {
+  bool sort = false;
+  bool settings_given = false;
+  hist_options options;
+};
+
+histogram_method parse_method(const std::string& variant) {
+  const std::size_t comma = variant.find(',');
+  const std::string name = variant.empty() ? "hist" : variant.substr(0, comma);
+  histogram_method m;
+  if (name == "sort") m.sort = true;
+  else if (name != "hist") throw usage_error("imgreg: unknown variant '" + name + "' (expected hist or sort)");
+  if (comma != std::string::npos) {
+    if (m.sort) throw usage_error("imgreg: the sort variant takes no settings (got '" + variant + "')");
+    m.options = parse_hist_options(std::string_view(variant).substr(comma + 1));
+    m.settings_given = true;
+  }
+  return m;
+}
+
+// The options of one histogram of `bins` float bins. The model's HDW rule (one shared copy per
+// block, hist_tuning::hdw_multi_bytes) was measured with integer adds, which shared memory does
+// natively; float adds there are compare-and-swap loops, whose retries grow with the threads that
+// share a copy, so a lone histogram takes as many copies as one block's shared memory holds, up
+// to 16 (paper-2m: 16 copies of 53 x 53 bins, 64 threads each; paper-8m: one 203 x 203 copy).
+hist_options histogram_options(const context& ctx, const histogram_method& m, std::int64_t bins) {
+  if (m.settings_given || !ctx.is_cuda()) return m.options;
+  hist_options o = m.options;
+  const std::size_t room = ctx.props().shared_per_block_optin - hist_tuning::shared_reserved_per_block;
+  int copies = 1;
+  while (copies < 16 && std::size_t(2 * copies) * std::size_t(bins) * sizeof(float) <= room) copies *= 2;
+  if (copies > 1) {
+    o.strategy = hist_strategy::shared;
+    o.multi = copies;
+  }
+  return o;
+}
+
+// One pyramid level of both images (level 0: the images themselves). Every buffer of a
+// registration comes from the context's caching allocator, so repeated registrations (the bench)
+// do not pay cudaMalloc and cudaFree each time.
+struct pyramid_level {
+  buffer<float> fixed, moving;
+  int width = 0, height = 0;
+  std::int64_t pixels() const { return std::int64_t(width) * height; }
+};
+
+struct to_floats {
+  const std::uint8_t* fixed;
+  const std::uint8_t* moving;
+  SOAC_HD auto operator()(std::int64_t i) const {
+    return writes(write_at<std::int64_t, float>{i, float(fixed[i])}, write_at<std::int64_t, float>{i, float(moving[i])});
+  }
+};
+
+// The next level: each pixel the mean of a 2 x 2 block (an odd last row or column dropped).
+struct halve {
+  const float* fixed;
+  const float* moving;
+  int width, half_width;  // of the finer level, of this one
+  SOAC_HD auto operator()(std::int64_t i) const {
+    const std::int64_t y = i / half_width, x = i - y * half_width;
+    const std::int64_t p = 2 * y * width + 2 * x;
+    const float f = 0.25f * ((fixed[p] + fixed[p + 1]) + (fixed[p + width] + fixed[p + width + 1]));
+    const float m = 0.25f * ((moving[p] + moving[p + 1]) + (moving[p + width] + moving[p + width + 1]));
+    return writes(write_at<std::int64_t, float>{i, f}, write_at<std::int64_t, float>{i, m});
+  }
+};
+
+// The moving image resampled into the fixed frame (0 where it falls outside).
+struct resample {
+  image_view moving;
+  rigid_map map;
+  fast_divisor width_div;
+  SOAC_HD write_at<std::int64_t, std::uint8_t> operator()(std::int64_t i) const {
+    const std::uint32_t y = width_div.divide(std::uint32_t(i));
+    const int x = int(std::uint32_t(i) - y * std::uint32_t(moving.width));
+    float v = 0;
+    if (!sample(moving, map, x, int(y), v)) v = 0;
+    return {i, std::uint8_t(floorf(v + 0.5f))};
+  }
+};
+
+// Nelder-Mead on three parameters (Lagarias et al.'s standard coefficients: reflection 1,
+// expansion 2, contraction and shrink 0.5); stops when every vertex is within `tol` of the best
+// in every coordinate, or after max_evals evaluations.
+struct minimum {
+  std::array<double, 3> x;
+  double f;
+  int evaluations;
+};
+
+minimum nelder_mead(const std::function<double(const std::array<double, 3>&)>& f, const std::array<double, 3>& x0,
+                    const std::array<double, 3>& step, double tol, int max_evals) {
+  using point = std::array<double, 3>;
+  std::array<point, 4> v;
+  std::array<double, 4> fv;
+  int evals = 0;
+  const auto eval = [&](const point& p) { return ++evals, f(p); };
+  v[0] = x0;
+  fv[0] = eval(x0);
+  for (int k = 0; k < 3; ++k) {
+    v[k + 1] = x0;
+    v[k + 1][k] += step[k];
+    fv[k + 1] = eval(v[k + 1]);
+  }
+  const auto along = [](const point& from, const point& to, double s) {
+    point p;
+    for (int k = 0; k < 3; ++k) p[k] = from[k] + s * (to[k] - from[k]);
+    return p;
+  };
+  while (evals < max_evals) {
+    std::array<int, 4> order = {0, 1, 2, 3};
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return fv[a] < fv[b]; });
+    std::array<point, 4> sv;
+    std::array<double, 4> sf;
+    for (int k = 0; k < 4; ++k) sv[k] = v[order[k]], sf[k] = fv[order[k]];
+    v = sv;
+    fv = sf;
+    double spread = 0;
+    for (int k = 1; k < 4; ++k)
+      for (int c = 0; c < 3; ++c) spread = std::max(spread, std::fabs(v[k][c] - v[0][c]));
+    if (spread <= tol) break;
+    point centroid{0, 0, 0};
+    for (int k = 0; k < 3; ++k)
+      for (int c = 0; c < 3; ++c) centroid[c] += v[k][c] / 3;
+    const point reflected = along(centroid, v[3], -1.0);
+    const double fr = eval(reflected);
+    if (fr < fv[0]) {
+      const point expanded = along(centroid, v[3], -2.0);
+      const double fe = eval(expanded);
+      if (fe < fr) v[3] = expanded, fv[3] = fe;
+      else v[3] = reflected, fv[3] = fr;
+    } else if (fr < fv[2]) {
+      v[3] = reflected, fv[3] = fr;
+    } else {
+      const bool outside = fr < fv[3];
+      const point contracted = along(centroid, outside ? reflected : v[3], 0.5);
+      const double fc = eval(contracted);
+      if (fc < (outside ? fr : fv[3])) {
+        v[3] = contracted, fv[3] = fc;
+      } else {
+        for (int k = 1; k < 4; ++k) v[k] = along(v[0], v[k], 0.5), fv[k] = eval(v[k]);
+      }
+    }
+  }
+  const int best = int(std::min_element(fv.begin(), fv.end()) - fv.begin());
+  return {v[std::size_t(best)], fv[std::size_t(best)], evals};
+}
+
+// The registration's device state: the pyramid and the histogram buffers.
+class engine {
+ public:
+  engine(context& ctx, const grey_image& fixed, const grey_image& moving, const registration_options& o)
+      : ctx_(ctx), levels_(o.levels), method_(parse_method(o.variant)), width_(fixed.width), height_(fixed.height) {
+    if (fixed.width != moving.width || fixed.height != moving.height)
+      throw usage_error("imgreg: the fixed and moving images must have the same size");
+    if (levels_ < 2 || levels_ > 4093) throw usage_error("imgreg: levels = " + std::to_string(levels_) + " is outside [2, 4093]");
+    if (fixed.size() > std::int64_t(INT32_MAX) - 32)
+      throw resource_error("imgreg: " + std::to_string(fixed.size()) + " pixels are beyond the 2^31 of 32-bit pixel indexes");
+    // Halve while the smaller side stays at least min_side: the coarsest level has 64 .. 127
+    // pixels on its smaller side, enough texture for the grid search.
+    constexpr int min_side = 64;
+    pyramid_.emplace_back();
+    pyramid_[0].width = width_;
+    pyramid_[0].height = height_;
+    pyramid_[0].fixed = buffer<float>(ctx, std::size_t(fixed.size()), lifetime::temporary);
+    pyramid_[0].moving = buffer<float>(ctx, std::size_t(fixed.size()), lifetime::temporary);
+    {
+      buffer<std::uint8_t> f8(ctx, std::span<const std::uint8_t>(fixed.pixels), lifetime::temporary);
+      buffer<std::uint8_t> m8(ctx, std::span<const std::uint8_t>(moving.pixels), lifetime::temporary);
+      // (Temporaries go back to the caching allocator while kernels of the same stream still use
+      // them: it hands them out again only to later work of that stream.)
+      scatter(ctx, fixed.size(), to_floats{f8.data(), m8.data()}, pyramid_[0].fixed, pyramid_[0].moving);
+    }
+    while (std::min(pyramid_.back().width, pyramid_.back().height) / 2 >= min_side) {
+      const pyramid_level& fine = pyramid_.back();
+      pyramid_level coarse;
+      coarse.width = fine.width / 2;
+      coarse.height = fine.height / 2;
+      coarse.fixed = buffer<float>(ctx, std::size_t(coarse.pixels()), lifetime::temporary);
+      coarse.moving = buffer<float>(ctx, std::size_t(coarse.pixels()), lifetime::temporary);
+      scatter(ctx, coarse.pixels(), halve{fine.fixed.data(), fine.moving.data(), fine.width, coarse.width}, coarse.fixed,
+              coarse.moving);
+      pyramid_.push_back(std::move(coarse));
+    }
+  }
+
+  int levels() const { return int(pyramid_.size()); }
+  int width() const { return width_; }
+  int height() const { return height_; }
+  int evaluations() const { return evaluations_; }
+
+  // Intensity levels at pyramid level l: the full count at full size; at coarser levels no more
+  // than their pixels fill (about 16 pixels per joint bin: sqrt(pixels) / 4 levels, at least 16).
+  int intensity_levels(int l) const {
+    if (l == 0) return levels_;
+    const int fit = int(std::lround(std::sqrt(double(pyramid_[std::size_t(l)].pixels())) / 4));
+    return std::min(levels_, std::max(16, fit));
+  }
+  int side(int l) const { return intensity_levels(l) + 3; }
+
+  // The joint histograms of level l under each map (one histogram of side^2 bins per map, in
+  // order), computed into histo (batch.size() side^2 bins): the histogram step.
+  hist_plan histograms(int l, const std::vector<rigid_map>& maps, span<float> histo) {
+    const pyramid_level& lv = pyramid_[std::size_t(l)];
+    const int s = side(l);
+    const std::int64_t stripe = (lv.pixels() + 31) / 32, per_image = 32 * stripe;
+    if (per_image * std::int64_t(maps.size()) > std::int64_t(UINT32_MAX))
+      throw resource_error("imgreg: a batch of " + std::to_string(maps.size()) + " histograms is beyond 2^32 elements");
+    buffer<rigid_map> batch;
+    if (maps.size() > 1) batch = buffer<rigid_map>(ctx_, std::span<const rigid_map>(maps), lifetime::temporary);
+    const joint_updates f{{lv.fixed.data(), lv.width, lv.height},
+                          {lv.moving.data(), lv.width, lv.height},
+                          levels_scale(intensity_levels(l)),
+                          s,
+                          maps.front(),
+                          batch.data(),
+                          stripe,
+                          std::uint32_t(per_image),
+                          fast_divisor(std::uint32_t(per_image)),
+                          fast_divisor(std::uint32_t(lv.width))};
+    const std::int64_t n = per_image * std::int64_t(maps.size());
+    zero(histo);
+    evaluations_ += int(maps.size());
+    hist_plan plan;
+    if (method_.sort) sorted_histogram(ctx_, f, n, histo);
+    else plan = hist(ctx_, maps.size() > 1 ? method_.options : histogram_options(ctx_, method_, std::int64_t(s) * s), n, f,
+                     histo, plus<float>{});
+    return plan;
+  }
+
+  // Mutual information of each transform at level l.
+  std::vector<double> mutual_informations(int l, const std::vector<rigid_transform>& ts) {
+    std::vector<rigid_map> maps;
+    for (const auto& t : ts) maps.push_back(make_rigid(t, width_, height_, l));
+    const std::size_t bins = std::size_t(side(l)) * std::size_t(side(l));
+    if (scratch_.size() < bins * maps.size()) scratch_ = buffer<float>(ctx_, bins * maps.size(), lifetime::temporary);
+    histograms(l, maps, span<float>(scratch_.data(), bins * maps.size()));
+    std::vector<float> h(bins * maps.size());
+    ctx_.copy_to_host(h.data(), scratch_.data(), h.size() * sizeof(float));
+    std::vector<double> mi;
+    for (std::size_t k = 0; k < maps.size(); ++k) mi.push_back(mutual_information(h.data() + k * bins, side(l)));
+    return mi;
+  }
+
+  // The registered image: the moving image resampled into the fixed frame under t.
+  grey_image resampled(const rigid_transform& t) {
+    const pyramid_level& lv = pyramid_[0];
+    buffer<std::uint8_t> out(ctx_, std::size_t(lv.pixels()), lifetime::temporary);
+    scatter(ctx_, lv.pixels(),
+            resample{{lv.moving.data(), lv.width, lv.height}, make_rigid(t, width_, height_, 0), fast_divisor(std::uint32_t(lv.width))},
+            out);
+    return {lv.width, lv.height, out.to_vector()};
+  }
+
+ private:
+  void zero(span<float> a) {
+    if (a.empty()) return;
+    if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size() * sizeof(float), ctx_.stream()));
+    else std::fill(a.begin(), a.end(), 0.0f);
+  }
+
+  context& ctx_;
+  int levels_;
+  histogram_method method_;
+  int width_, height_;
+  std::vector<pyramid_level> pyramid_;
+  buffer<float> scratch_;
+  int evaluations_ = 0;
+};
+
+// Optimiser parameters: (tx, ty) in full-size pixels and the angle as the arc it moves the image's
+// corners, angle * radius, so that one unit of each moves some pixel by about one pixel.
+double corner_radius(int width, int height) { return 0.5 * std::hypot(double(width), double(height)); }
+
+rigid_transform transform_of(const std::array<double, 3>& x, double radius) {
+  return {x[0], x[1], x[2] / radius * 180 / pi};
+}
+
+}  // namespace
+
+std::vector<float> joint_histogram(context& ctx, const grey_image& fixed, const grey_image& moving, const rigid_transform& t,
+                                   int levels, const std::string& variant) {
+  engine e(ctx, fixed, moving, {levels, variant});
+  buffer<float> h(ctx, std::size_t(levels + 3) * std::size_t(levels + 3), lifetime::temporary);
+  e.histograms(0, {make_rigid(t, fixed.width, fixed.height, 0)}, h.view());
+  return h.to_vector();
+}
+
+registration_result register_images(context& ctx, const grey_image& fixed, const grey_image& moving,
+                                    const registration_options& options) {
+  engine e(ctx, fixed, moving, options);
+  const double radius = corner_radius(e.width(), e.height());
+  const int coarsest = e.levels() - 1;
+  // The grid at the coarsest level: translations of up to 6 of its pixels in steps of 2, angles
+  // of up to 8 degrees in steps of 4 (both steps within the basin that Nelder-Mead then descends).
+  std::vector<rigid_transform> grid;
+  const double px = std::ldexp(1.0, coarsest);
+  for (int a = -2; a <= 2; ++a)
+    for (int y = -3; y <= 3; ++y)
+      for (int x = -3; x <= 3; ++x) grid.push_back({2 * x * px, 2 * y * px, 4.0 * a});
+  const std::vector<double> mi = e.mutual_informations(coarsest, grid);
+  const rigid_transform start = grid[std::size_t(std::max_element(mi.begin(), mi.end()) - mi.begin())];
+  std::array<double, 3> x = {start.tx, start.ty, start.angle_deg * pi / 180 * radius};
+  registration_result r;
+  r.evaluations_per_level.assign(std::size_t(e.levels()), 0);
+  r.evaluations_per_level[std::size_t(coarsest)] = int(grid.size());
+  // Each level starts from the coarser level's result, within its tolerance of 0.05 of the coarser
+  // level's pixels, so a simplex of half a pixel of this level spans the remaining error; the grid
+  // point at the coarsest level is up to a grid step off, so it starts with a whole pixel.
+  for (int l = coarsest; l >= 0; --l) {
+    const double unit = std::ldexp(1.0, l);  // one pixel of this level, in full-size pixels
+    const auto objective = [&](const std::array<double, 3>& p) {
+      return -e.mutual_informations(l, {transform_of(p, radius)})[0];
+    };
+    const double step = l == coarsest ? unit : unit / 2;
+    const minimum m = nelder_mead(objective, x, {step, step, step}, 0.05 * unit, 200);
+    x = m.x;
+    r.evaluations_per_level[std::size_t(l)] += m.evaluations;
+  }
+  r.transform = transform_of(x, radius);
+  const int side = options.levels + 3;
+  r.histogram.resize(std::size_t(side) * side);
+  {
+    buffer<float> h(ctx, r.histogram.size(), lifetime::temporary);
+    const hist_plan plan = e.histograms(0, {make_rigid(r.transform, e.width(), e.height(), 0)}, h.view());
+    h.copy_to(r.histogram);
+    r.plan = plan.n ? plan.describe() : "CUB sort + reduce-by-key";
+  }
+  r.mutual_information = mutual_information(r.histogram.data(), side);
+  r.registered = e.resampled(r.transform);
+  r.evaluations = e.evaluations();
+  r.pyramid_levels = e.levels();
+  return r;
+}
+
+namespace {
+
+// ---- The app.
+
+struct pair_spec {
+  int width = 0, height = 0, levels = 0;
+  rigid_transform truth;
+  double noise = 0;
+};
+
+pair_spec spec_of(const nlohmann::json& params) {
+  pair_spec s;
+  s.width = int(int_param(params, "width", 8, 1 << 15));
+  s.height = int(int_param(params, "height", 8, 1 << 15));
+  s.levels = int(int_param(params, "levels", 2, 4093));
+  s.truth = {real_param(params, "tx", -1e4, 1e4), real_param(params, "ty", -1e4, 1e4), real_param(params, "angle", -180, 180)};
+  s.noise = real_param(params, "noise", 0, 100);
+  return s;
+}
+
+nlohmann::json transform_json(const rigid_transform& t) { return {{"tx", t.tx}, {"ty", t.ty}, {"angle_deg", t.angle_deg}}; }
+
+rigid_transform transform_from(const nlohmann::json& j, const std::string& where) {
+  for (const char* key : {"tx", "ty", "angle_deg"})
+    if (!j.contains(key) || !j[key].is_number()) throw input_error(where + ": no number '" + key + "' in the transform");
+  return {j["tx"].get<double>(), j["ty"].get<double>(), j["angle_deg"].get<double>()};
+}
+
+// A grey image from a bundle array of shape (height, width), uint8.
+grey_image image_array(const datasets::bundle& b, const std::string& name) {
+  const auto h = b.header(name);
+  if (h.shape.size() != 2 || h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > (1 << 20) || h.shape[1] > (1 << 20))
+    throw input_error(b.path_of(name).string() + ": an image must have shape (height, width), not " +
+                      datasets::shape_string(h.shape));
+  return {int(h.shape[1]), int(h.shape[0]), b.read<std::uint8_t>(name)};
+}
+
+void add_image(datasets::bundle_writer& out, const std::string& name, const grey_image& im) {
+  const std::int64_t shape[2] = {im.height, im.width};
+  out.add(name, datasets::dtype::u8, shape, im.pixels.data());
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  datasets::binary_reader in(path);
+  std::string text(std::size_t(in.size()), '\0');
+  in.read_into(text.data(), in.size(), "the JSON text");
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(path.string() + ": not JSON (" + e.what() + ")");
+  }
+}
+
+// The two images of a request, and what the dataset says about them (levels, truth).
+struct loaded_pair {
+  grey_image fixed, moving;
+  nlohmann::json params = nlohmann::json::object();  // the bundle's params (or truth.json)
+  bool has_truth = false;
+  rigid_transform truth;
+};
+
+loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const std::string& format, bool truth_allowed) {
+  loaded_pair p;
+  if (format.empty() || format == "bundle") {
+    const auto in = datasets::bundle::open(inputs.front(), "dataset", "imgreg");
+    p.fixed = image_array(in, "fixed");
+    p.moving = image_array(in, "moving");
+    datasets::require_same_size(p.fixed, in.path_of("fixed"), p.moving, in.path_of("moving"));
+    p.params = in.params();
+    // Generated bundles carry the truth in their parameters (tx, ty, angle).
+    p.has_truth = true;
+    for (const char* key : {"tx", "ty", "angle"}) p.has_truth = p.has_truth && p.params.contains(key) && p.params[key].is_number();
+    if (p.has_truth) p.truth = {p.params["tx"].get<double>(), p.params["ty"].get<double>(), p.params["angle"].get<double>()};
+    return p;
+  }
+  const std::size_t most = truth_allowed ? 3 : 2;
+  if (inputs.size() < 2 || inputs.size() > most)
+    throw usage_error(std::string("imgreg --format image: give -i FIXED -i MOVING") + (truth_allowed ? " [-i TRUTH.json]" : ""));
+  p.fixed = datasets::read_grey_image(inputs[0]);
+  p.moving = datasets::read_grey_image(inputs[1]);
+  datasets::require_same_size(p.fixed, inputs[0], p.moving, inputs[1]);
+  if (inputs.size() == 3) {
+    p.params = read_json_file(inputs[2]);
+    p.truth = transform_from(p.params, inputs[2].string());
+    p.has_truth = true;
+  }
+  return p;
+}
+
+class imgreg_app final : public app {
+ public:
+  std::string name() const override { return "imgreg"; }
+  std::string summary() const override {
+    return "rigid image registration by mutual information (SC20 V-D4): joint histograms with cubic B-spline Parzen "
+           "windows, 16 float adds per pixel";
+  }
+  std::vector<preset> presets() const override {
+    auto p = [](int size, int levels, double tx, double ty, double angle) {
+      return nlohmann::json{{"width", size}, {"height", size}, {"levels", levels}, {"tx", tx},
+                            {"ty", ty},      {"angle", angle}, {"noise", 3.0}};
+    };
+    return {{"paper-2m", "1414 x 1414 pixels (N = 2M), 50 levels (H = 53 x 53), moved by (23.4, -31.7) px and 3.5 deg",
+             p(1414, 50, 23.4, -31.7, 3.5)},
+            {"paper-8m", "2828 x 2828 pixels (N = 8M), 200 levels (H = 203 x 203), moved by (41.3, -27.6) px and -2.8 deg",
+             p(2828, 200, 41.3, -27.6, -2.8)},
+            {"small", "512 x 512 pixels, 64 levels, moved by (12.4, -9.1) px and -3.1 deg", p(512, 64, 12.4, -9.1, -3.1)},
+            {"tiny", "128 x 128 pixels, 32 levels, moved by (4.6, -3.3) px and 2.5 deg (tests)", p(128, 32, 4.6, -3.3, 2.5)}};
+  }
+  std::vector<std::string> variants() const override { return {"hist", "sort"}; }
+  std::string variant_settings() const override {
+    return "hist takes hist settings for the histogram step (as soac run hist: strategy=..., M=N, atomic=cas, ...), e.g. "
+           "hist,M=4";
+  }
+  std::vector<std::string> bench_presets() const override { return {"paper-2m", "paper-8m"}; }
+  std::vector<file_format> input_formats() const override {
+    return {{"image", "two image files of the same size (PNG, JPEG, BMP, TGA, PGM, ... through stb_image; colour becomes "
+                      "grey): -i FIXED -i MOVING; validate takes the truth as a third -i (JSON with tx, ty, angle_deg); gen "
+                      "-o DIR writes DIR/fixed.png, DIR/moving.png, DIR/truth.json"}};
+  }
+  std::vector<setting> run_settings() const override {
+    return {{"levels", 0, "intensity levels (histogram side levels + 3); 0: the dataset's, or 64 for image files"}};
+  }
+
+  void generate(const gen_request& r) const override {
+    const pair_spec s = spec_of(r.params);
+    const image_pair pair = generate_pair(s.width, s.height, s.truth, s.noise, r.seed);
+    if (r.format == "image") {
+      std::error_code ec;
+      std::filesystem::create_directories(r.output, ec);
+      if (ec) throw input_error(r.output.string() + ": cannot create the folder (" + ec.message() + ")");
+      datasets::write_png(r.output / "fixed.png", pair.fixed);
+      datasets::write_png(r.output / "moving.png", pair.moving);
+      nlohmann::json truth = transform_json(s.truth);
+      truth["levels"] = s.levels;
+      truth["seed"] = r.seed;
+      truth["preset"] = r.preset;
+      datasets::write_file_atomically(r.output / "truth.json", truth.dump(2) + "\n");
+      return;
+    }
+    datasets::bundle_writer out(r.output, "dataset", name());
+    add_image(out, "fixed", pair.fixed);
+    add_image(out, "moving", pair.moving);
+    finish_dataset(out, r);
+  }
+
+  static int levels_of(const nlohmann::json& settings, const loaded_pair& p) {
+    const std::int64_t given = settings.value("levels", std::int64_t{0});
+    if (given != 0) return int(int_param(settings, "levels", 2, 4093));
+    if (p.params.contains("levels") && p.params["levels"].is_number_integer()) return int(int_param(p.params, "levels", 2, 4093));
+    return 64;
+  }
+
+  std::string run(context& ctx, const run_request& r) const override {
+    const loaded_pair p = load_pair(r.inputs, r.format, false);
+    registration_options o;
+    o.levels = levels_of(r.settings, p);
+    o.variant = r.variant.empty() ? "hist" : r.variant;
+    const auto t0 = std::chrono::steady_clock::now();
+    const registration_result res = register_images(ctx, p.fixed, p.moving, o);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    datasets::bundle_writer out(r.output, "result", name());
+    const std::int64_t shape[2] = {o.levels + 3, o.levels + 3};
+    out.add("histogram", datasets::dtype::f32, shape, res.histogram.data());
+    add_image(out, "registered", res.registered);
+    nlohmann::json transform = transform_json(res.transform);
+    transform["mutual_information"] = res.mutual_information;
+    out.add_file("transform.json", transform.dump(2) + "\n");
+    out.add_file("registered.png", datasets::encode_png(res.registered));
+    out.params() = p.params;
+    out.params()["levels"] = o.levels;
+    out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", o.variant},
+                  {"transform", transform_json(res.transform)}, {"mutual_information", res.mutual_information},
+                  {"evaluations", res.evaluations}, {"evaluations_per_level", res.evaluations_per_level},
+                  {"pyramid_levels", res.pyramid_levels}, {"plan", res.plan},
+                  {"registration_ms", ms}};
+    out.finish();
+    std::ostringstream s;
+    s << "imgreg: " << p.fixed.width << " x " << p.fixed.height << " pixels, " << o.levels << " levels on " << ctx.describe()
+      << "\n  " << o.variant << ": (" << res.transform.tx << ", " << res.transform.ty << ") px, " << res.transform.angle_deg
+      << " deg, MI " << res.mutual_information << "; " << res.evaluations << " histograms, " << ms
+      << " ms (decoding excluded)";
+    if (r.verbose) {
+      s << "\n  histograms per pyramid level (full size first):";
+      for (int n : res.evaluations_per_level) s << " " << n;
+      s << "\n  full-size histogram: " << res.plan;
+    }
+    return s.str();
+  }
+
+  validate_report validate(const validate_request& r) const override {
+    const loaded_pair p = load_pair(r.inputs, r.format, true);
+    const auto res = datasets::bundle::open(r.result, "result", name());
+    const int levels = int(int_param(res.params(), "levels", 2, 4093));
+    if (!res.info().contains("transform")) throw input_error(r.result.string() + ": the result records no transform");
+    const rigid_transform got = transform_from(res.info()["transform"], r.result.string());
+    const validate::report hist_report =
+        validate::compare_float_histogram(reference_histogram(p.fixed, p.moving, got, levels), res.read<float>("histogram"));
+    validate_report out{hist_report.ok(), hist_report.describe("joint histogram bins")};
+    if (!p.has_truth) {
+      out.summary += "; no ground truth given, transform not checked";
+      return out;
+    }
+    const validate::report t = validate::compare_transform(p.truth, got, transform_px, transform_deg);
+    out.ok = out.ok && t.ok();
+    std::ostringstream s;
+    if (t.ok()) s << "; transform within " << transform_px << " px and " << transform_deg << " deg of the truth";
+    else s << "; " << t.describe("transform parameters");
+    out.summary += s.str();
+    return out;
+  }
+
+  // The issue's accuracy bar for the recovered transform.
+  static constexpr double transform_px = 0.5, transform_deg = 0.1;
+
+  void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    if (!ctx.is_cuda()) throw usage_error("imgreg bench compares with CUB's sort and needs --backend cuda");
+    const auto names = r.presets.empty() ? bench_presets() : r.presets;
+    suite.expect_cases(int(2 * names.size()));
+    for (const auto& preset_name : names) {
+      const pair_spec s = spec_of(resolve_params(preset_name, r.overrides));
+      const image_pair pair = generate_pair(s.width, s.height, s.truth, s.noise, r.seed);
+      const validate::float_histogram reference = reference_histogram(pair.fixed, pair.moving, s.truth, s.levels);
+      const std::int64_t N = pair.fixed.size();
+      const int side = s.levels + 3;
+      std::ostringstream name;
+      name << "histogram step " << preset_name << " (N=" << N << ", H=" << side << "x" << side << ")";
+      // Bytes that must move: both float images read once.
+      suite.begin_case(name.str(), {{"preset", preset_name}, {"N", N}, {"H", side * side}, {"levels", s.levels}}, 8.0 * double(N));
+      buffer<float> histo(ctx, std::size_t(side) * side);
+      auto step = [&](const std::string& label, const std::string& variant, bench::role role) {
+        registration_options o;
+        o.levels = s.levels;
+        o.variant = variant;
+        engine e(ctx, pair.fixed, pair.moving, o);
+        const rigid_map truth = make_rigid(s.truth, s.width, s.height, 0);
+        std::string plan;
+        suite.measure(label, role, [&] {
+          const hist_plan p = e.histograms(0, {truth}, histo.view());
+          plan = p.n ? p.describe() : "";
+        });
+        const validate::report rep = validate::compare_float_histogram(reference, histo.to_vector());
+        suite.annotate(rep.ok() ? plan : "WRONG RESULT: " + rep.describe("bins"));
+      };
+      step("CUB sort + reduce-by-key (the paper's PyTorch unique + sum)", "sort", bench::role::baseline);
+      step("soac hist", "hist", bench::role::soac);
+      step("soac hist, model's plan", "hist,strategy=auto", bench::role::soac);
+      if (std::size_t(4 * side * side) * sizeof(float) + hist_tuning::shared_reserved_per_block <= ctx.props().shared_per_block_optin)
+        step("soac hist, M=4", "hist,strategy=shared,M=4", bench::role::soac);
+      step("soac hist, compare-and-swap", "hist,atomic=cas", bench::role::soac);
+
+      suite.begin_case("registration " + preset_name, {{"preset", preset_name}, {"N", N}, {"levels", s.levels}}, 8.0 * double(N));
+      registration_options o;
+      o.levels = s.levels;
+      registration_result res;
+      suite.measure("soac registration (decoding excluded)", bench::role::soac,
+                    [&] { res = register_images(ctx, pair.fixed, pair.moving, o); });
+      const validate::report t = validate::compare_transform(s.truth, res.transform, transform_px, transform_deg);
+      std::ostringstream note;
+      note << std::setprecision(4) << "(" << res.transform.tx << ", " << res.transform.ty << ") px, " << res.transform.angle_deg
+           << " deg; truth (" << s.truth.tx << ", " << s.truth.ty << "), " << s.truth.angle_deg << "; " << res.evaluations
+           << " histograms";
+      suite.annotate((t.ok() ? "" : "WRONG TRANSFORM: ") + note.str());
+    }
+  }
+};
+
+}  // namespace
+}  // namespace soac::apps::imgreg
+
+SOAC_REGISTER_APP(soac::apps::imgreg::imgreg_app)

@@ -1,0 +1,175 @@
+// The imgreg app: the joint histogram against the sequential reference, whole registrations that
+// recover the generator's transform, image files in and out, and bad image inputs.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "apps/imgreg/imgreg.hpp"
+#include "datasets/bundle.hpp"
+#include "datasets/image.hpp"
+#include "tests/app_fixture.hpp"
+#include "validate/imgreg.hpp"
+
+namespace soac {
+namespace {
+
+using testing::error_of;
+namespace ir = apps::imgreg;
+
+class ImgregApp : public testing::app_test {
+ protected:
+  ir::image_pair tiny_pair(const validate::rigid_transform& t = {4.6, -3.3, 2.5}) { return ir::generate_pair(128, 128, t, 3.0, 5); }
+};
+
+TEST_P(ImgregApp, HistogramMatchesTheReference) {
+  const auto pair = tiny_pair();
+  // Near the truth, far off (most pixels fall outside) and at a rotation of 30 degrees.
+  for (const validate::rigid_transform t : {validate::rigid_transform{4.6, -3.3, 2.5}, {-70.25, 40.5, 0}, {1.5, 2.0, 30}})
+    for (const char* variant : {"hist", "hist,M=2", "hist,atomic=cas", "hist,strategy=global", "sort"}) {
+      SCOPED_TRACE(std::string(variant) + " at " + std::to_string(t.tx));
+      if (std::string(variant) == "sort" && !ctx().is_cuda()) continue;
+      const auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, t, 32, variant);
+      const auto ref = ir::reference_histogram(pair.fixed, pair.moving, t, 32);
+      const auto report = validate::compare_float_histogram(ref, got);
+      EXPECT_TRUE(report.ok()) << report.describe("bins");
+      double total = 0;
+      for (double v : ref.sum) total += v;
+      EXPECT_GT(total, 100.0);  // some pixels overlap in every case
+    }
+}
+
+TEST_P(ImgregApp, ComparisonCatchesAWrongBin) {
+  const auto pair = tiny_pair();
+  const auto ref = ir::reference_histogram(pair.fixed, pair.moving, {4.6, -3.3, 2.5}, 32);
+  auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, {4.6, -3.3, 2.5}, 32, "hist");
+  ASSERT_TRUE(validate::compare_float_histogram(ref, got).ok());
+  // Half of one pixel's weight more in a bin of about 30 pixels' weight.
+  std::size_t b = 0;
+  while (b < got.size() && !(ref.sum[b] > 20 && ref.sum[b] < 40)) ++b;
+  ASSERT_LT(b, got.size());
+  got[b] += 0.5f;
+  EXPECT_FALSE(validate::compare_float_histogram(ref, got).ok());
+}
+
+TEST_P(ImgregApp, RegistersTheTinyPair) { round_trip("imgreg", "tiny"); }
+
+TEST_P(ImgregApp, RegistrationVariants) {
+  for (const char* variant : {"hist,M=2", "hist,atomic=cas", "sort"}) {
+    SCOPED_TRACE(variant);
+    if (std::string(variant) == "sort" && !ctx().is_cuda()) {
+      const auto data = gen("imgreg", "tiny", "data");
+      EXPECT_NE(error_of<usage_error>([&] { run("imgreg", {data}, variant); }).find("--backend cuda"), std::string::npos);
+      continue;
+    }
+    round_trip("imgreg", "tiny", variant);
+  }
+}
+
+TEST_P(ImgregApp, FindsLargeShifts) {
+  // 25 pixels and 6 degrees on a 256 x 256 pair (two pyramid levels).
+  const auto pair = ir::generate_pair(256, 256, {-25.0, 17.5, -6.0}, 3.0, 9);
+  const auto r = ir::register_images(ctx(), pair.fixed, pair.moving, {48, "hist"});
+  const auto report = validate::compare_transform({-25.0, 17.5, -6.0}, r.transform, 0.5, 0.1);
+  EXPECT_TRUE(report.ok()) << report.describe("transform parameters");
+  EXPECT_EQ(r.pyramid_levels, 3);
+  EXPECT_EQ(r.registered.width, 256);
+}
+
+TEST_P(ImgregApp, ImageFilesInAndOut) {
+  const auto dir = gen("imgreg", "tiny", "images", {}, "image");
+  for (const char* f : {"fixed.png", "moving.png", "truth.json"}) EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  const auto fixed = datasets::read_grey_image(dir / "fixed.png");
+  EXPECT_EQ(fixed.width, 128);
+  EXPECT_EQ(fixed.height, 128);
+  const auto result = path("result");
+  run("imgreg", {dir / "fixed.png", dir / "moving.png"}, "", {{"levels", "24"}}, "image", result);
+  const auto with_truth = validate("imgreg", {dir / "fixed.png", dir / "moving.png", dir / "truth.json"}, result, "image");
+  EXPECT_TRUE(with_truth.ok) << with_truth.summary;
+  EXPECT_NE(with_truth.summary.find("transform within"), std::string::npos) << with_truth.summary;
+  const auto without = validate("imgreg", {dir / "fixed.png", dir / "moving.png"}, result, "image");
+  EXPECT_TRUE(without.ok) << without.summary;
+  EXPECT_NE(without.summary.find("not checked"), std::string::npos);
+  // The result: a 27 x 27 histogram, the registered image as an array and as a PNG.
+  const auto res = datasets::bundle::open(result);
+  EXPECT_EQ(res.header("histogram").shape, (std::vector<std::int64_t>{27, 27}));
+  const auto registered = datasets::read_grey_image(res.file_path("registered.png"));
+  EXPECT_EQ(registered.pixels, res.read<std::uint8_t>("registered"));
+  // A truth one pixel away fails.
+  std::ofstream(path("off.json")) << R"({"tx": 5.6, "ty": -3.3, "angle_deg": 2.5})";
+  const auto off = validate("imgreg", {dir / "fixed.png", dir / "moving.png", path("off.json")}, result, "image");
+  EXPECT_FALSE(off.ok);
+  EXPECT_NE(off.summary.find("translation off"), std::string::npos) << off.summary;
+}
+
+TEST_P(ImgregApp, RejectsBadImages) {
+  const auto dir = gen("imgreg", "tiny", "images", {}, "image");
+  const auto missing = error_of<input_error>([&] { run("imgreg", {dir / "fixed.png", path("nothing.png")}, "", {}, "image"); });
+  EXPECT_NE(missing.find("nothing.png: no such file"), std::string::npos) << missing;
+  std::ofstream(path("text.png")) << "this is not an image\n";
+  const auto text = error_of<input_error>([&] { run("imgreg", {path("text.png"), dir / "moving.png"}, "", {}, "image"); });
+  EXPECT_NE(text.find("text.png: not an image"), std::string::npos) << text;
+  std::ofstream(path("empty.png")).close();
+  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {path("empty.png"), dir / "moving.png"}, "", {}, "image"); }).find("empty"),
+            std::string::npos);
+  datasets::write_png(path("small.png"), {64, 48, std::vector<std::uint8_t>(64 * 48, 7)});
+  const auto size = error_of<input_error>([&] { run("imgreg", {dir / "fixed.png", path("small.png")}, "", {}, "image"); });
+  EXPECT_NE(size.find("small.png: the image is 64 x 48 pixels, but"), std::string::npos) << size;
+  EXPECT_NE(size.find("is 128 x 128"), std::string::npos) << size;
+  // A truncated PNG (its header intact).
+  std::filesystem::copy_file(dir / "moving.png", path("cut.png"));
+  std::filesystem::resize_file(path("cut.png"), 100);
+  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {dir / "fixed.png", path("cut.png")}, "", {}, "image"); }).find("cut.png"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("imgreg", {dir / "fixed.png"}, "", {}, "image"); }).find("-i FIXED -i MOVING"),
+            std::string::npos);
+  // A bundle whose image is not two-dimensional.
+  datasets::bundle_writer out(path("flat"), "dataset", "imgreg");
+  out.add<std::uint8_t>("fixed", std::vector<std::uint8_t>(100, 1));
+  out.add<std::uint8_t>("moving", std::vector<std::uint8_t>(100, 1));
+  out.finish();
+  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {path("flat")}); }).find("shape (height, width)"), std::string::npos);
+}
+
+SOAC_INSTANTIATE_APP_BACKENDS(ImgregApp);
+
+TEST(ImgregArithmetic, BsplineWeightsSumToOne) {
+  for (int k = 0; k < 1000; ++k) {
+    const float t = float(k) / 1000;
+    float w[4];
+    ir::bspline_weights(t, w);
+    const double s = 1 - double(t);
+    const double expected[4] = {s * s * s / 6, (3 * t * t * t - 6 * t * t + 4) / 6.0, (-3 * t * t * t + 3 * t * t + 3 * t + 1) / 6.0,
+                                double(t) * t * t / 6};
+    double sum = 0;
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_NEAR(w[j], expected[j], 1e-6) << "t = " << t << ", weight " << j;
+      sum += w[j];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+}
+
+TEST(ImgregArithmetic, MutualInformation) {
+  // Two independent uniform intensities: 0; a perfect one-to-one relation over 4 values: log 4.
+  std::vector<float> uniform(16, 1.0f), diagonal(16, 0.0f);
+  for (int k = 0; k < 4; ++k) diagonal[std::size_t(5 * k)] = 3.0f;
+  EXPECT_NEAR(ir::mutual_information(uniform.data(), 4), 0.0, 1e-12);
+  EXPECT_NEAR(ir::mutual_information(diagonal.data(), 4), std::log(4.0), 1e-12);
+}
+
+TEST(ImgregArithmetic, GeneratorIsDeterministicAndMoved) {
+  const auto a = ir::generate_pair(96, 80, {3, -2, 1}, 2.0, 4), b = ir::generate_pair(96, 80, {3, -2, 1}, 2.0, 4);
+  EXPECT_EQ(a.fixed.pixels, b.fixed.pixels);
+  EXPECT_EQ(a.moving.pixels, b.moving.pixels);
+  EXPECT_NE(a.fixed.pixels, a.moving.pixels);
+  // Without noise, a pure translation by whole pixels: moving(x + 3, y - 2) = fixed(x, y).
+  const auto c = ir::generate_pair(96, 80, {3, -2, 0}, 0.0, 4);
+  for (int y = 2; y < 80; ++y)
+    for (int x = 0; x + 3 < 96; ++x)
+      ASSERT_EQ(c.moving.pixels[std::size_t((y - 2) * 96 + x + 3)], c.fixed.pixels[std::size_t(y * 96 + x)]) << x << "," << y;
+}
+
+}  // namespace
+}  // namespace soac
