@@ -150,8 +150,7 @@ class blackscholes_app final : public app {
   std::vector<preset> presets() const override {
     auto zone = [](std::int64_t n) { return nlohmann::json{{"form", "zone"}, {"options", n}, {"days", 1}}; };
     auto fhpc = [](std::int64_t m, std::int64_t n) { return nlohmann::json{{"form", "fhpc17"}, {"options", m}, {"days", n}}; };
-    nlohmann::json bench = zone(std::int64_t{1} << 28);
-    bench.update({{"dir", ""}, {"readers", 0}, {"writers", 0}, {"chunk", 0}, {"slots", 3}});
+    const nlohmann::json bench = streaming::with_bench_params(zone(std::int64_t{1} << 28));
     return {{"zone20", "ZOne: 2^20 options", zone(std::int64_t{1} << 20)},
             {"zone24", "ZOne: 2^24 options", zone(std::int64_t{1} << 24)},
             {"zone28", "ZOne: 2^28 options (5 GiB in, 2 GiB out)", zone(std::int64_t{1} << 28)},
@@ -220,10 +219,8 @@ class blackscholes_app final : public app {
       if (z.bundle) out.add_written(o, dtype::f32, shape);
       else out.add_written_file(std::string(o) + ".f32");
     }
-    out.params() = streaming::pipeline_params(r.settings);
+    streaming::record_run(out, ctx, r.settings, options, report);
     out.params().update({{"form", "zone"}, {"options", n}, {"format", r.format}});
-    out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name},
-                  {"variant", options.overlap ? "streamed" : "serial"}, {"run", report.describe()}};
     out.finish();
     return "blackscholes (ZOne): " + std::to_string(n) + " options on " + ctx.describe() + "\n  " + report.describe();
   }
@@ -275,8 +272,12 @@ class blackscholes_app final : public app {
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
     if (!r.inputs.empty()) throw usage_error("blackscholes: bench generates its files (see soac list)");
     const auto params = resolve_params(r.presets.empty() ? "stream" : r.presets.front(), r.overrides);
-    const auto s = spec_of(params);
-    if (!s.zone) throw usage_error("blackscholes: bench streams the ZOne form (soac bench segreduce times FHPC17's)");
+    if (!spec_of(params).zone) throw usage_error("blackscholes: bench streams the ZOne form (soac bench segreduce times FHPC17's)");
+    for (const std::int64_t n : streaming::bench_sizes(params, "options", 1, std::int64_t{1} << 36)) bench_size(ctx, params, n, r.seed, suite);
+  }
+
+  static void bench_size(context& ctx, const nlohmann::json& params, std::int64_t n, std::uint64_t seed, bench::suite& suite) {
+    const spec s{true, n, 1};
     streaming::scratch_dir dir(params.value("dir", ""), "blackscholes");
     std::vector<stream_source> in;
     std::vector<stream_sink> out;
@@ -286,7 +287,7 @@ class blackscholes_app final : public app {
       const auto& a = inputs_of_zone[k];
       const auto file = dir / (std::string(a.name) + ".f32");
       streaming::write_generated(file, std::uint64_t(s.options) * 4,
-                                 [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_array(a, k, r.seed, at, b); });
+                                 [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_array(a, k, seed, at, b); });
       in.push_back(streaming::raw_source(file, dtype::f32));
     }
     for (const char* o : outputs_of_zone) {

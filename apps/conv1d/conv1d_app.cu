@@ -121,8 +121,8 @@ class conv1d_app final : public app {
   }
   std::vector<preset> presets() const override {
     auto p = [](std::int64_t n) { return nlohmann::json{{"elements", n}}; };
-    nlohmann::json bench = p(std::int64_t{1} << 28);
-    bench.update({{"radius", 3}, {"dir", ""}, {"readers", 0}, {"writers", 0}, {"chunk", 0}, {"slots", 3}});
+    nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 28));
+    bench["radius"] = 3;
     return {{"2^24", "2^24 floats", p(std::int64_t{1} << 24)},
             {"2^20", "2^20 floats", p(std::int64_t{1} << 20)},
             {"2^28", "2^28 floats (1 GiB)", p(std::int64_t{1} << 28)},
@@ -185,11 +185,9 @@ class conv1d_app final : public app {
     const auto report = pipe.run(in, sink, [&](const stream_chunk& c) { convolve_chunk(ctx, f, c); }, options);
     if (as_array) out.add_written("conv", dtype::f32, shape);
     else out.add_written_file("conv.f32");
-    out.params() = streaming::pipeline_params(r.settings);
+    streaming::record_run(out, ctx, r.settings, options, report);
     out.params().update({{"elements", n}, {"format", r.format}, {"radius", f.radius()},
                          {"filter", r.settings.at("filter")}, {"weights", std::vector<float>(f.weights().begin(), f.weights().end())}});
-    out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name},
-                  {"variant", options.overlap ? "streamed" : "serial"}, {"run", report.describe()}};
     out.finish();
     return "conv1d: " + std::to_string(n) + " floats, " + std::to_string(f.taps) + " taps on " + ctx.describe() + "\n  " +
            report.describe();
@@ -211,12 +209,15 @@ class conv1d_app final : public app {
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
     if (!r.inputs.empty()) throw usage_error("conv1d: bench generates its file (see soac list)");
     const auto params = resolve_params(r.presets.empty() ? "stream" : r.presets.front(), r.overrides);
-    const std::int64_t n = int_param(params, "elements", 1, std::int64_t{1} << 36);
+    for (const std::int64_t n : streaming::bench_sizes(params, "elements", 1, std::int64_t{1} << 36)) bench_size(ctx, params, n, r.seed, suite);
+  }
+
+  static void bench_size(context& ctx, const nlohmann::json& params, std::int64_t n, std::uint64_t seed, bench::suite& suite) {
     const filter f = parse_filter("", int_param(params, "radius", 0, max_taps / 2));
     streaming::scratch_dir dir(params.value("dir", ""), "conv1d");
     const auto file = dir / "signal.f32", result = dir / "conv.f32";
     std::cerr << "[conv1d] writing " << n << " floats to " << file.string() << "\n";
-    streaming::write_generated(file, std::uint64_t(n) * 4, [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_signal(r.seed, at, b); });
+    streaming::write_generated(file, std::uint64_t(n) * 4, [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_signal(seed, at, b); });
     const stream_source in[] = {streaming::raw_source(file, dtype::f32)};
     const stream_sink out[] = {stream_sink::to_file(result, 4)};
     streaming::workload w;

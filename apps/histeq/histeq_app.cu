@@ -257,8 +257,8 @@ class histeq_app final : public app {
     auto p = [](std::int64_t w, std::int64_t h, std::int64_t frames) {
       return nlohmann::json{{"width", w}, {"height", h}, {"frames", frames}};
     };
-    nlohmann::json bench = p(3840, 2160, 300);
-    bench.update({{"dir", ""}, {"readers", 0}, {"writers", 0}, {"chunk", 0}, {"slots", 3}, {"cpu", 1}});
+    nlohmann::json bench = streaming::with_bench_params(p(3840, 2160, 300));
+    bench["cpu"] = 1;
     return {{"4k", "60 frames of 3840 x 2160", p(3840, 2160, 60)},
             {"hd", "60 frames of 1920 x 1080", p(1920, 1080, 60)},
             {"small", "10 frames of 320 x 240", p(320, 240, 10)},
@@ -341,11 +341,9 @@ class histeq_app final : public app {
       std::snprintf(name, sizeof name, "frame_%06lld.png", static_cast<long long>(f));
       out.add_file(name, datasets::encode_grey_png(int(v.spec.width), int(v.spec.height), frame));
     }
-    out.params() = streaming::pipeline_params(r.settings);
+    streaming::record_run(out, ctx, r.settings, options, report);
     out.params().update({{"width", v.spec.width}, {"height", v.spec.height}, {"frames", v.spec.frames}, {"format", r.format}});
-    out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name},
-                  {"variant", options.overlap ? "streamed" : "serial"}, {"run", report.describe()},
-                  {"fps", report.seconds > 0 ? double(v.spec.frames) / report.seconds : 0.0}};
+    out.info()["fps"] = report.seconds > 0 ? double(v.spec.frames) / report.seconds : 0.0;
     out.finish();
     std::ostringstream msg;
     msg << "histeq: " << v.spec.frames << " frames of " << v.spec.width << " x " << v.spec.height << " on " << ctx.describe()

@@ -134,27 +134,23 @@ class stream_app final : public app {
     auto p = [](std::int64_t bytes, const char* type, std::int64_t bins) {
       return nlohmann::json{{"bytes", bytes}, {"dtype", type}, {"bins", bins}};
     };
-    nlohmann::json bench = p(std::int64_t{1} << 33, "uint8", 256);
+    nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 33, "uint8", 256));
     bench.update({{"workloads", "hist,histeq,blackscholes,conv1d"},
-                  {"frames", 600},
+                  {"frames", 300},
                   {"width", 3840},
                   {"height", 2160},
                   {"options", std::int64_t{1} << 28},
                   {"elements", std::int64_t{1} << 28},
                   {"radius", 3},
-                  {"cpu", 1},
-                  {"dir", ""},
-                  {"readers", 0},
-                  {"writers", 0},
-                  {"chunk", 0},
-                  {"slots", 3}});
+                  {"cpu", 1}});
     return {{"1g", "1 GiB of bytes, 256 bins", p(std::int64_t{1} << 30, "uint8", 256)},
             {"8g", "8 GiB of bytes (the size of the issue's bar)", p(std::int64_t{1} << 33, "uint8", 256)},
             {"words", "2^26 uint32 words, 1000 bins (x % 1000)", p(std::int64_t{1} << 28, "uint32", 1000)},
             {"tiny", "100003 bytes (tests)", p(100003, "uint8", 256)},
             {"bench", "soac bench stream: every workload (workloads=hist,histeq,blackscholes,conv1d), files in dir "
                       "(default: the temporary folder); hist over `bytes`, histeq `frames` of width x height, "
-                      "blackscholes `options`, conv1d `elements` with a filter of `radius`; cpu=1: histeq's CPU rows",
+                      "blackscholes `options`, conv1d `elements` with a filter of `radius`; cpu=1: histeq's CPU rows; from=N: "
+                      "also the sizes N, 4N, 16N, ... below those of hist, blackscholes and conv1d",
              bench}};
   }
   std::vector<std::string> variants() const override { return streaming::pipeline_variants(); }
@@ -224,11 +220,9 @@ class stream_app final : public app {
     const auto report = h.run(pipe, in.source, options);
     datasets::bundle_writer out(r.output, "result", name());
     out.add<std::uint64_t>("histo", h.counts());
-    out.params() = streaming::pipeline_params(r.settings);
+    streaming::record_run(out, ctx, r.settings, options, report);
     out.params()["dtype"] = std::string(dtype_name(in.type));
     out.params()["bins"] = in.bins;
-    out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name},
-                  {"variant", options.overlap ? "streamed" : "serial"}, {"run", report.describe()}};
     out.finish();
     return "stream: histogram of " + in.source.file.string() + " on " + ctx.describe() + "\n  " + report.describe();
   }
@@ -251,10 +245,10 @@ class stream_app final : public app {
       std::getline(ss, w, ',');
       if (!w.empty()) workloads.push_back(w);
     }
-    suite.expect_cases(int(workloads.size()));
     for (const auto& w : workloads) {
       if (w == "hist") {
-        bench_hist(ctx, params, r.seed, suite);
+        for (const std::int64_t bytes : streaming::bench_sizes(params, "bytes", 1, std::int64_t{1} << 42))
+          bench_hist(ctx, params, bytes, r.seed, suite);
         continue;
       }
       if (w != "histeq" && w != "blackscholes" && w != "conv1d")
@@ -268,7 +262,8 @@ class stream_app final : public app {
     }
   }
 
-  void bench_hist(context& ctx, const nlohmann::json& params, std::uint64_t seed, bench::suite& suite) const {
+  void bench_hist(context& ctx, nlohmann::json params, std::int64_t bytes, std::uint64_t seed, bench::suite& suite) const {
+    params["bytes"] = bytes;
     const auto s = spec_of(params);
     streaming::scratch_dir dir(params.value("dir", ""), "stream");
     const auto file = dir / "values.raw";
@@ -278,7 +273,7 @@ class stream_app final : public app {
     const auto expected = reference_counts(src, s.type, s.bins, true);
     file_histogram h(ctx, s.type, s.bins);
     streaming::workload w;
-    w.name = "hist over a " + std::to_string(s.bytes >> 20) + " MiB file";
+    w.name = "hist over a file of " + (s.bytes % (1 << 20) == 0 ? std::to_string(s.bytes >> 20) + " MiB" : std::to_string(s.bytes) + " bytes");
     w.params = {{"bytes", s.bytes}, {"dtype", std::string(dtype_name(s.type))}, {"bins", s.bins}};
     w.bytes = double(s.bytes);
     w.stages = stream_stage::read | stream_stage::upload | stream_stage::kernel;

@@ -18,7 +18,7 @@ namespace soac::apps::streaming {
 namespace fs = std::filesystem;
 
 std::vector<setting> pipeline_settings() {
-  return {{"readers", 0, "reader threads (0: a quarter of the hardware threads, 1 to 4)"},
+  return {{"readers", 0, "reader threads (0: half the hardware threads, 1 to 8)"},
           {"writers", 0, "writer threads (0: as readers)"},
           {"chunk", 0, "elements per chunk (0: from the measured copy rate and free memory)"},
           {"slots", 3, "ring buffers per array (chunks in flight between two stages)"}};
@@ -38,10 +38,29 @@ stream_options pipeline_options(const nlohmann::json& settings, const std::strin
   return o;
 }
 
-nlohmann::json pipeline_params(const nlohmann::json& settings) {
-  nlohmann::json p;
-  for (const auto& s : pipeline_settings()) p[s.name] = settings.at(s.name);
-  return p;
+nlohmann::json with_bench_params(nlohmann::json params) {
+  params["dir"] = "";
+  params["from"] = 0;
+  for (const auto& s : pipeline_settings()) params[s.name] = s.default_value;
+  return params;
+}
+
+std::vector<std::int64_t> bench_sizes(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t most = int_param(params, key, lo, hi), from = int_param(params, "from", 0, hi);
+  std::vector<std::int64_t> out;
+  for (std::int64_t n = from; n > 0 && n < most; n *= 4) out.push_back(n);
+  out.push_back(most);
+  return out;
+}
+
+void record_run(datasets::bundle_writer& out, const context& ctx, const nlohmann::json& settings, const stream_options& options,
+                const stream_report& report) {
+  for (const auto& s : pipeline_settings()) out.params()[s.name] = settings.at(s.name);
+  out.info() = {{"backend", std::string(to_string(ctx.which()))},
+                {"device", ctx.props().name},
+                {"variant", options.overlap ? "streamed" : "serial"},
+                {"run", report.describe()},
+                {"seconds", report.seconds}};
 }
 
 void write_generated(const fs::path& path, std::uint64_t bytes,

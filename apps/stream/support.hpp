@@ -29,8 +29,16 @@ std::vector<setting> pipeline_settings();
 stream_options pipeline_options(const nlohmann::json& settings, const std::string& variant);
 // "streamed" (the default) and "serial" (the serial loop, for comparison).
 std::vector<std::string> pipeline_variants();
-// The settings as recorded in a result's params.
-nlohmann::json pipeline_params(const nlohmann::json& settings);
+// The pipeline settings as a bench preset takes them (with `dir`, where its files go, and `from`,
+// the smallest size of a sweep), merged into `params`.
+nlohmann::json with_bench_params(nlohmann::json params);
+// The sizes a bench sweeps: params[key] alone when params["from"] is 0, else from, 4 from, 16 from,
+// ... up to params[key] (ZOne's Figs 5 and 6 are such sweeps).
+std::vector<std::int64_t> bench_sizes(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi);
+// Records a streamed run in a result: the pipeline settings in params (for validate) and the
+// backend, variant and what the run did in info. Apps add their own entries after.
+void record_run(datasets::bundle_writer& out, const context& ctx, const nlohmann::json& settings, const stream_options& options,
+                const stream_report& report);
 
 // Writes a file of `bytes` bytes after `prefix` (an .npy header, or nothing), filling blocks of
 // 16 MiB in parallel with fill(offset, block) (offset counted from the end of the prefix) and

@@ -210,6 +210,18 @@ struct stream_pipeline::resources {
     cudaStreamDestroy(download);
   }
 
+  // Replaces `p` by a block of `need` bytes unless it holds that many already.
+  template <class Alloc, class Free>
+  static void grow(void*& p, std::size_t& have, std::size_t need, Alloc alloc, Free release) {
+    if (have >= need) return;
+    void* old = p;
+    p = nullptr;
+    have = 0;
+    release(old);
+    p = alloc(need);
+    have = need;
+  }
+
   ring_view view() const {
     return {upload, download, uploaded.data(), computed.data(), downloaded.data(), static_cast<char*>(host),
             static_cast<char*>(device)};
@@ -217,36 +229,24 @@ struct stream_pipeline::resources {
 
   // Rings of at least `bytes` and events for `slots` slots.
   void reserve(std::size_t bytes, int slots) {
+    auto device_alloc = [&](std::size_t b) { return ctx.allocate(b); };
+    auto device_free = [&](void* p) { ctx.free(p); };
     if (!ctx.is_cuda()) {
-      if (host_bytes < bytes) {
-        ctx.free(host);
-        host = nullptr;
-        host_bytes = 0;
-        host = ctx.allocate(bytes);
-        host_bytes = bytes;
-      }
+      grow(host, host_bytes, bytes, device_alloc, device_free);  // the host backend's own memory
       return;
     }
     ctx.activate();
-    if (host_bytes < bytes) {
-      SOAC_CUDA_CHECK(cudaFreeHost(host));
-      host = nullptr;
-      host_bytes = 0;
-      const cudaError_t rc = cudaHostAlloc(&host, bytes, cudaHostAllocDefault);
+    grow(host, host_bytes, bytes, [](std::size_t b) {
+      void* p = nullptr;
+      const cudaError_t rc = cudaHostAlloc(&p, b, cudaHostAllocDefault);
       if (rc == cudaErrorMemoryAllocation) {
         cudaGetLastError();
-        throw resource_error("stream: cannot pin " + std::to_string(bytes) + " bytes of host memory for the ring");
+        throw resource_error("stream: cannot pin " + std::to_string(b) + " bytes of host memory for the ring");
       }
       SOAC_CUDA_CHECK(rc);
-      host_bytes = bytes;
-    }
-    if (device_bytes < bytes) {
-      ctx.free(device);
-      device = nullptr;
-      device_bytes = 0;
-      device = ctx.allocate(bytes);
-      device_bytes = bytes;
-    }
+      return p;
+    }, [](void* p) { SOAC_CUDA_CHECK(cudaFreeHost(p)); });
+    grow(device, device_bytes, bytes, device_alloc, device_free);
     for (auto* list : {&uploaded, &computed, &downloaded})
       while (list->size() < std::size_t(slots)) {
         cudaEvent_t e = nullptr;

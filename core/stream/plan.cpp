@@ -136,7 +136,7 @@ stream_rates measure_host() {
 
 int default_stream_threads() {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return int(std::clamp(hw / 4, 1u, 4u));
+  return int(std::clamp(hw / 2, 1u, 8u));
 }
 
 const stream_rates& measured_stream_rates(context& ctx) {
