@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/buffer.hpp"
+#include "core/cuda_check.hpp"
 #include "core/hist.cuh"
 #include "core/operators.hpp"
 #include "core/scatter.cuh"
@@ -237,6 +238,30 @@ TEST_P(stream_test, KernelErrorStopsEveryStage) {
   EXPECT_TRUE(no_temporaries());
 }
 
+// A failing CUDA call in the kernel stage (an invalid argument, which leaves the context usable)
+// stops every stage and arrives as a cuda_error; the pipeline runs again afterwards.
+TEST_P(stream_test, CudaErrorStopsEveryStage) {
+  if (!ctx().is_cuda()) GTEST_SKIP() << "a CUDA error needs the cuda backend";
+  const auto x = iota_u32(10000);
+  const auto in = write_file("x.bin", x);
+  stream_options o;
+  o.chunk = 100;
+  stream_pipeline pipe(ctx());
+  const stream_source src[] = {stream_source::from_file(in, 4)};
+  const stream_sink dst[] = {stream_sink::to_file(path("y.bin"), 4)};
+  const auto msg = error_of<cuda_error>([&] {
+    pipe.run(src, dst, [&](const stream_chunk& c) {
+      // An invalid copy direction: refused at the call, nothing queued, not sticky.
+      if (c.index == 5) SOAC_CUDA_CHECK(cudaMemcpyAsync(c.output<void>(0), c.input<void>(0), 16, cudaMemcpyKind(42), ctx().stream()));
+    }, o);
+  });
+  EXPECT_NE(msg.find("cudaMemcpyAsync"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+  EXPECT_TRUE(no_temporaries());
+  run_affine(in, path("y.bin"), o, &pipe);
+  expect_affine(x, path("y.bin"));
+}
+
 // A histogram accumulated across chunks equals the one computed over the whole array at once.
 TEST_P(stream_test, AccumulatedHistogramEqualsUnstreamed) {
   std::vector<std::uint8_t> x(200001);
@@ -261,13 +286,13 @@ TEST_P(stream_test, AccumulatedHistogramEqualsUnstreamed) {
 // host arrays in and out.
 TEST_P(stream_test, HaloAcrossChunks) {
   const int radius = 3;
-  std::vector<std::int32_t> x(1003);
+  std::vector<std::int32_t> x(203);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::int32_t(i % 17) - 8;
   std::vector<std::int32_t> expected(x.size());
   for (std::int64_t i = 0; i < std::int64_t(x.size()); ++i)
     for (int d = -radius; d <= radius; ++d)
       if (i + d >= 0 && i + d < std::int64_t(x.size())) expected[std::size_t(i)] += x[std::size_t(i + d)];
-  for (std::int64_t chunk : {1, 2, 5, 100, 1003}) {
+  for (std::int64_t chunk : {1, 2, 5, 100, 203}) {
     std::vector<std::int32_t> y(x.size(), -1);
     const stream_source src[] = {stream_source::from_host(x.data(), 4, std::int64_t(x.size()))};
     const stream_sink dst[] = {stream_sink::to_host(y.data(), 4)};

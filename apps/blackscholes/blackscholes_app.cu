@@ -193,7 +193,7 @@ class blackscholes_app final : public app {
       const auto& a = inputs_of_zone[k];
       const fs::path file = out ? out->array_path(a.name) : r.output / (std::string(a.name) + ".f32");
       streaming::write_generated(file, bytes, [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_array(a, k, r.seed, at, b); },
-                                 out ? streaming::npy_prefix(dtype::f32, shape) : std::string());
+                                 out ? datasets::npy_header_bytes(dtype::f32, shape) : std::string());
       if (out) out->add_written(a.name, dtype::f32, shape);
     }
     if (out) finish_dataset(*out, r);
@@ -211,7 +211,7 @@ class blackscholes_app final : public app {
     const std::int64_t shape[] = {n};
     std::vector<stream_sink> sinks;
     for (const char* o : outputs_of_zone)
-      sinks.push_back(z.bundle ? stream_sink::to_file(out.array_path(o), 4, streaming::npy_prefix(dtype::f32, shape))
+      sinks.push_back(z.bundle ? stream_sink::to_file(out.array_path(o), 4, datasets::npy_header_bytes(dtype::f32, shape))
                                : stream_sink::to_file(out.dir() / (std::string(o) + ".f32"), 4));
     stream_pipeline pipe(ctx);
     const auto report = pipe.run(z.in, sinks, [&](const stream_chunk& c) { price_chunk(ctx, c); }, options);

@@ -152,7 +152,7 @@ class conv1d_app final : public app {
     }
     datasets::bundle_writer out(r.output, "dataset", name());
     const std::int64_t shape[] = {n};
-    streaming::write_generated(out.array_path("signal"), std::uint64_t(n) * 4, fill, streaming::npy_prefix(dtype::f32, shape));
+    streaming::write_generated(out.array_path("signal"), std::uint64_t(n) * 4, fill, datasets::npy_header_bytes(dtype::f32, shape));
     out.add_written("signal", dtype::f32, shape);
     finish_dataset(out, r);
   }
@@ -178,7 +178,7 @@ class conv1d_app final : public app {
     const std::int64_t n = streaming::element_count(x);
     const std::int64_t shape[] = {n};
     const bool as_array = r.format.empty();
-    const stream_sink sink[] = {as_array ? stream_sink::to_file(out.array_path("conv"), 4, streaming::npy_prefix(dtype::f32, shape))
+    const stream_sink sink[] = {as_array ? stream_sink::to_file(out.array_path("conv"), 4, datasets::npy_header_bytes(dtype::f32, shape))
                                          : stream_sink::to_file(out.dir() / "conv.f32", 4)};
     const stream_source in[] = {x};
     stream_pipeline pipe(ctx);

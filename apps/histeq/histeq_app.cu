@@ -312,7 +312,7 @@ class histeq_app final : public app {
     }
     datasets::bundle_writer out(r.output, "dataset", name());
     const std::int64_t shape[] = {s.frames, s.height, s.width};
-    streaming::write_generated(out.array_path("video"), bytes, fill, streaming::npy_prefix(datasets::dtype::u8, shape));
+    streaming::write_generated(out.array_path("video"), bytes, fill, datasets::npy_header_bytes(datasets::dtype::u8, shape));
     out.add_written("video", datasets::dtype::u8, shape);
     finish_dataset(out, r);
   }
@@ -324,7 +324,7 @@ class histeq_app final : public app {
     datasets::bundle_writer out(r.output, "result", name());
     const std::int64_t shape[] = {v.spec.frames, v.spec.height, v.spec.width};
     const fs::path file = v.bundle ? out.array_path("equalized") : out.dir() / "equalized.raw";
-    const std::string prefix = v.bundle ? streaming::npy_prefix(datasets::dtype::u8, shape) : std::string();
+    const std::string prefix = v.bundle ? datasets::npy_header_bytes(datasets::dtype::u8, shape) : std::string();
     equalizer eq(ctx, v.spec.pixels());
     stream_pipeline pipe(ctx);
     const stream_source in[] = {v.source};

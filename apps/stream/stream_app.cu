@@ -188,7 +188,7 @@ class stream_app final : public app {
     }
     datasets::bundle_writer out(r.output, "dataset", name());
     const std::int64_t shape[] = {s.bytes / std::int64_t(dtype_size(s.type))};
-    generate_values(out.array_path("values"), s.type, std::uint64_t(s.bytes), r.seed, streaming::npy_prefix(s.type, shape));
+    generate_values(out.array_path("values"), s.type, std::uint64_t(s.bytes), r.seed, datasets::npy_header_bytes(s.type, shape));
     out.add_written("values", s.type, shape);
     finish_dataset(out, r);
   }

@@ -89,10 +89,6 @@ void write_generated(const fs::path& path, std::uint64_t bytes,
   out.commit();
 }
 
-std::string npy_prefix(datasets::dtype type, std::span<const std::int64_t> shape) {
-  return datasets::npy_header_bytes(type, shape);
-}
-
 stream_source bundle_source(const datasets::bundle& b, const std::string& name, datasets::dtype expected) {
   const auto h = b.header(name);
   if (h.type != expected)

@@ -46,8 +46,6 @@ void record_run(datasets::bundle_writer& out, const context& ctx, const nlohmann
 void write_generated(const std::filesystem::path& path, std::uint64_t bytes,
                      const std::function<void(std::uint64_t offset, std::span<std::uint8_t> block)>& fill,
                      std::string_view prefix = {});
-// The .npy header of a 1-d (or `shape`) array, for streaming an array straight into a bundle.
-std::string npy_prefix(datasets::dtype type, std::span<const std::int64_t> shape);
 
 // An array of a bundle as a stream source (its .npy data, after the header), checking its dtype.
 stream_source bundle_source(const datasets::bundle& b, const std::string& name, datasets::dtype expected);
@@ -58,14 +56,6 @@ stream_source raw_source(const std::filesystem::path& file, datasets::dtype type
 void read_elements(const stream_source& src, std::int64_t first, std::int64_t count, void* dst);
 // Elements in a source (opens the file).
 std::int64_t element_count(const stream_source& src);
-// A whole source in memory.
-template <class T>
-std::vector<T> read_all(const stream_source& src) {
-  std::vector<T> v(std::size_t(element_count(src)));
-  read_elements(src, 0, std::int64_t(v.size()), v.data());
-  return v;
-}
-
 // Zeroes an array in the context's memory (asynchronously on cuda).
 void zero(context& ctx, void* data, std::size_t bytes);
 

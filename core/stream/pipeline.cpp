@@ -19,7 +19,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -112,10 +114,10 @@ opened_inputs open_inputs(std::span<const stream_source> inputs) {
                           " before its data");
       const std::uint64_t avail = f->size() - s.offset;
       if (count >= 0) {
-        const std::uint64_t need = std::uint64_t(count) * s.element_bytes;
-        if (std::uint64_t(count) > avail / s.element_bytes + 1 || avail < need)
+        if (std::uint64_t(count) > avail / s.element_bytes)  // count * element_bytes > avail, without overflow
           throw input_error(name + ": truncated: holds " + std::to_string(avail) + " data bytes, expected " +
                             std::to_string(count) + " elements of " + std::to_string(s.element_bytes) + " bytes");
+        const std::uint64_t need = std::uint64_t(count) * s.element_bytes;
         if (avail > need)
           throw input_error(name + ": " + std::to_string(avail - need) + " unexpected bytes after its " + std::to_string(count) +
                             " elements");
@@ -152,9 +154,22 @@ void check_outputs(std::span<const stream_sink> outputs) {
   }
 }
 
-std::size_t free_memory(context& ctx) {
+// Host memory a ring may take: MemAvailable (free memory plus the page cache the kernel can drop,
+// which after writing a big input is most of the memory), else the free pages.
+std::size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    std::size_t kib = 0;
+    meminfo >> kib;
+    if (key == "MemAvailable:") return kib << 10;
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  std::size_t host = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : std::size_t{1} << 32;
+  return pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : std::size_t{1} << 32;
+}
+
+std::size_t free_memory(context& ctx) {
+  const std::size_t host = available_host_memory();
   if (!ctx.is_cuda()) return host;
   ctx.activate();
   std::size_t free_bytes = 0, total = 0;
