@@ -99,8 +99,10 @@ struct stream_options {
 };
 
 // Threads per host I/O stage when not set: half the hardware threads, 1 to 8. One thread copies
-// about 6 GB/s out of the page cache (DESIGN.md), a PCIe 5 copy runs at ~55 GB/s: several readers
-// are needed to keep up, and the best count is the machine's (`--set readers=N`).
+// about 6 GB/s out of the page cache on the H100 machine (DESIGN.md), a pinned copy to the GPU runs
+// at ~55 GB/s: several readers are needed to keep up. The best count is the machine's (on the
+// 2-core build machine, loaded, one reader read a cached 1 GiB file at 3.2-4.3 GB/s, two at
+// 2.0-3.6, four at 1.3-2.7), hence the setting (`--set readers=N`).
 int default_stream_threads();
 
 // What the callback gets for one chunk.

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 std::vector<setting> pipeline_settings() {
   return {{"readers", 0, "reader threads (0: half the hardware threads, 1 to 8)"},
-          {"writers", 0, "writer threads (0: as readers)"},
+          {"writers", 0, "writer threads (0: half the hardware threads, 1 to 8)"},
           {"chunk", 0, "elements per chunk (0: from the measured copy rate and free memory)"},
           {"slots", 3, "ring buffers per array (chunks in flight between two stages)"}};
 }
