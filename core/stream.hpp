@@ -59,7 +59,8 @@ struct stream_source {
   std::int64_t count = -1;  // -1: all the file holds after `offset` (files only)
 
   // The file must hold exactly `count` elements after `offset` when count >= 0 (fewer: an
-  // input_error naming the file as truncated), and a whole number of elements otherwise.
+  // input_error naming the file as truncated; more: one naming the extra bytes), and a whole
+  // number of elements otherwise.
   static stream_source from_file(std::filesystem::path file, std::size_t element_bytes, std::uint64_t offset = 0,
                                  std::int64_t count = -1);
   static stream_source from_host(const void* data, std::size_t element_bytes, std::int64_t count);
@@ -84,7 +85,7 @@ inline constexpr unsigned read = 1, upload = 2, kernel = 4, download = 8, write 
 }
 
 struct stream_options {
-  std::int64_t chunk = 0;    // elements per chunk (rounded down to a multiple of granule); 0: planned
+  std::int64_t chunk = 0;    // elements per chunk (down to a multiple of granule, at least one); 0: planned
   std::int64_t max_chunk = 0;  // a planned chunk holds at most this many elements (32-bit kernels); 0: no limit
   std::int64_t granule = 1;  // every chunk holds a whole multiple of this many elements (a video frame)
   std::int64_t halo = 0;     // input elements the callback may read before and after its chunk (stencils)

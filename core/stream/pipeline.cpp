@@ -244,10 +244,10 @@ struct stream_pipeline::resources {
 
   // Rings of at least `bytes` and events for `slots` slots.
   void reserve(std::size_t bytes, int slots) {
-    auto device_alloc = [&](std::size_t b) { return ctx.allocate(b); };
-    auto device_free = [&](void* p) { ctx.free(p); };
+    auto backend_alloc = [&](std::size_t b) { return ctx.allocate(b); };
+    auto backend_free = [&](void* p) { ctx.free(p); };
     if (!ctx.is_cuda()) {
-      grow(host, host_bytes, bytes, device_alloc, device_free);  // the host backend's own memory
+      grow(host, host_bytes, bytes, backend_alloc, backend_free);
       return;
     }
     ctx.activate();
@@ -261,7 +261,7 @@ struct stream_pipeline::resources {
       SOAC_CUDA_CHECK(rc);
       return p;
     }, [](void* p) { SOAC_CUDA_CHECK(cudaFreeHost(p)); });
-    grow(device, device_bytes, bytes, device_alloc, device_free);
+    grow(device, device_bytes, bytes, backend_alloc, backend_free);
     for (auto* list : {&uploaded, &computed, &downloaded})
       while (list->size() < std::size_t(slots)) {
         cudaEvent_t e = nullptr;
