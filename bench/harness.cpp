@@ -223,6 +223,11 @@ void suite::measure(std::string variant, role kind, const std::function<void()>&
   cases_.back().variants.push_back(variant_result{std::move(variant), kind, t, std::move(note)});
 }
 
+void suite::record(std::string variant, role kind, stats time, std::string note) {
+  if (cases_.empty()) throw usage_error("bench::suite::record called before begin_case");
+  cases_.back().variants.push_back(variant_result{std::move(variant), kind, time, std::move(note)});
+}
+
 void suite::annotate(std::string note) {
   if (cases_.empty() || cases_.back().variants.empty()) throw usage_error("bench::suite::annotate before measure");
   cases_.back().variants.back().note = std::move(note);

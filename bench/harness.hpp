@@ -98,6 +98,13 @@ class suite {
   // Attaches a note (e.g. the plan a primitive chose) to the variant measured last.
   void annotate(std::string note);
 
+  // Adds a variant the caller timed itself (e.g. wall-clock runs of a pipeline of host threads
+  // and streams, which events on ctx.stream() cannot time).
+  void record(std::string variant, role kind, stats time, std::string note = {});
+
+  // The warm-up and repeat counts every variant is measured with.
+  const settings& config() const { return settings_; }
+
   double copy_bandwidth() const { return copy_bandwidth_; }
   double floor_ms(const case_result& c) const { return c.bytes / copy_bandwidth_ * 1e3; }
   const std::vector<case_result>& cases() const { return cases_; }

@@ -79,28 +79,61 @@ bundle_writer::bundle_writer(fs::path dir, std::string kind, std::string app)
   }
 }
 
-void bundle_writer::add(const std::string& name, dtype type, std::span<const std::int64_t> shape,
-                        const void* data) {
-  if (finished_) throw usage_error(dir_.string() + ": add('" + name + "') after finish()");
+std::filesystem::path bundle_writer::array_path(const std::string& name) const {
   if (!is_valid_array_name(name))
     throw usage_error(dir_.string() + ": invalid array name '" + name +
                       "' (use letters, digits, '_', '-', '.'; no leading '.')");
-  if (arrays_.contains(name)) throw usage_error(dir_.string() + ": array '" + name + "' added twice");
-  const std::string file = name + ".npy";
-  write_npy(dir_ / file, type, shape, data);
-  arrays_[name] = {{"file", file},
+  return dir_ / (name + ".npy");
+}
+
+void bundle_writer::list_array(const std::string& name, dtype type, std::span<const std::int64_t> shape) {
+  arrays_[name] = {{"file", name + ".npy"},
                    {"dtype", std::string(dtype_name(type))},
                    {"shape", std::vector<std::int64_t>(shape.begin(), shape.end())}};
 }
 
-void bundle_writer::add_file(const std::string& file_name, std::string_view bytes) {
+void bundle_writer::check_new_array(const std::string& name) const {
+  if (finished_) throw usage_error(dir_.string() + ": add('" + name + "') after finish()");
+  array_path(name);
+  if (arrays_.contains(name)) throw usage_error(dir_.string() + ": array '" + name + "' added twice");
+}
+
+void bundle_writer::add(const std::string& name, dtype type, std::span<const std::int64_t> shape,
+                        const void* data) {
+  check_new_array(name);
+  write_npy(array_path(name), type, shape, data);
+  list_array(name, type, shape);
+}
+
+void bundle_writer::add_written(const std::string& name, dtype type, std::span<const std::int64_t> shape) {
+  check_new_array(name);
+  const npy_header h = read_npy_header(array_path(name));
+  if (h.type != type || h.shape != std::vector<std::int64_t>(shape.begin(), shape.end()))
+    fail(array_path(name), "holds " + std::string(dtype_name(h.type)) + " " + shape_string(h.shape) + ", expected " +
+                               std::string(dtype_name(type)) + " " + shape_string(shape));
+  list_array(name, type, shape);
+}
+
+void bundle_writer::check_new_file(const std::string& file_name) const {
   if (finished_) throw usage_error(dir_.string() + ": add_file('" + file_name + "') after finish()");
   if (!is_valid_array_name(file_name) || file_name.ends_with(".npy") || file_name == manifest_name)
     throw usage_error(dir_.string() + ": invalid file name '" + file_name +
                       "' (use letters, digits, '_', '-', '.'; no leading '.', not .npy)");
   if (files_.contains(file_name)) throw usage_error(dir_.string() + ": file '" + file_name + "' added twice");
+}
+
+void bundle_writer::add_file(const std::string& file_name, std::string_view bytes) {
+  check_new_file(file_name);
   write_file_atomically(dir_ / file_name, bytes);
   files_[file_name] = {{"file", file_name}, {"bytes", bytes.size()}};
+}
+
+void bundle_writer::add_written_file(const std::string& file_name) {
+  check_new_file(file_name);
+  std::error_code ec;
+  const auto bytes = fs::file_size(dir_ / file_name, ec);
+  if (ec) fail(dir_ / file_name, "cannot list it in the bundle: " + ec.message());
+  files_[file_name] = {{"file", file_name}, {"bytes", bytes}};
 }
 
 void bundle_writer::finish() {

@@ -46,12 +46,23 @@ class bundle_writer {
   // Parboil's BMP or Rodinia's text result) and lists it in the manifest under "files".
   void add_file(const std::string& file_name, std::string_view bytes);
 
+  // For writers that stream an array or file into the bundle themselves (soac::stream, with an
+  // npy_header_bytes prefix for arrays): where array `name` goes (<dir>/<name>.npy), then
+  // add_written to list it (its header must say `type` and `shape`), or add_written_file to list
+  // a file written to dir() / file_name.
+  std::filesystem::path array_path(const std::string& name) const;
+  void add_written(const std::string& name, dtype type, std::span<const std::int64_t> shape);
+  void add_written_file(const std::string& file_name);
+
   // Writes manifest.json (via a temporary file and rename). No add() after this.
   void finish();
 
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
+  void check_new_array(const std::string& name) const;
+  void check_new_file(const std::string& file_name) const;
+  void list_array(const std::string& name, dtype type, std::span<const std::int64_t> shape);
   std::filesystem::path dir_;
   std::string kind_, app_;
   nlohmann::json params_ = nlohmann::json::object();

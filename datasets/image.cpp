@@ -2,8 +2,11 @@
 // exactly one file defines their IMPLEMENTATION macros).
 #include "datasets/image.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <memory>
+#include <system_error>
 
 #include "datasets/binary_file.hpp"
 
@@ -42,19 +45,39 @@ void require_same_size(const grey_image& a, const fs::path& a_path, const grey_i
                     std::to_string(a.height) + " (both must have the same size)");
 }
 
-std::string encode_png(const grey_image& image) {
-  if (image.width <= 0 || image.height <= 0 || image.pixels.size() != std::size_t(image.size()))
-    throw usage_error("encode_png: the image's size and pixel count disagree");
+std::string encode_png(int width, int height, std::span<const std::uint8_t> pixels) {
+  if (width <= 0 || height <= 0 || pixels.size() != std::size_t(width) * std::size_t(height))
+    throw usage_error("encode_png: " + std::to_string(pixels.size()) + " pixels for a " + std::to_string(width) + " x " +
+                      std::to_string(height) + " image");
   std::string out;
   const auto append = [](void* context, void* data, int size) {
     static_cast<std::string*>(context)->append(static_cast<const char*>(data), std::size_t(size));
   };
-  if (!stbi_write_png_to_func(append, &out, image.width, image.height, 1, image.pixels.data(), image.width))
-    throw resource_error("encode_png: stb_image_write could not encode a " + std::to_string(image.width) + " x " +
-                         std::to_string(image.height) + " image");
+  if (!stbi_write_png_to_func(append, &out, width, height, 1, pixels.data(), width))
+    throw resource_error("encode_png: stb_image_write could not encode a " + std::to_string(width) + " x " +
+                         std::to_string(height) + " image");
   return out;
 }
 
+std::string encode_png(const grey_image& image) { return encode_png(image.width, image.height, image.pixels); }
+
 void write_png(const fs::path& path, const grey_image& image) { write_file_atomically(path, encode_png(image)); }
+
+std::vector<fs::path> image_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw input_error(dir.string() + ": not a folder of images");
+  static const char* known[] = {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".psd", ".hdr", ".pic", ".pgm", ".ppm", ".pnm"};
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file()) continue;
+    std::string ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (std::find(std::begin(known), std::end(known), ext) != std::end(known)) out.push_back(e.path());
+  }
+  if (ec) throw input_error(dir.string() + ": cannot list: " + ec.message());
+  if (out.empty()) throw input_error(dir.string() + ": holds no image files (png, jpg, bmp, tga, gif, pgm, ...)");
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace soac::datasets

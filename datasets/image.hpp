@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,14 @@ grey_image read_grey_image(const std::filesystem::path& path);
 void require_same_size(const grey_image& a, const std::filesystem::path& a_path, const grey_image& b,
                        const std::filesystem::path& b_path);
 
-// The PNG encoding of an image (one grey channel).
+// The PNG encoding of an image (one grey channel); the second form for pixels held elsewhere (a
+// frame of a video).
 std::string encode_png(const grey_image& image);
+std::string encode_png(int width, int height, std::span<const std::uint8_t> pixels);
 // Writes the PNG encoding to `path` (through a temporary file and a rename).
 void write_png(const std::filesystem::path& path, const grey_image& image);
+
+// The image files of a folder (by extension), sorted by name; input_error when there are none.
+std::vector<std::filesystem::path> image_files(const std::filesystem::path& dir);
 
 }  // namespace soac::datasets

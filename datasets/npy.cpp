@@ -466,15 +466,7 @@ std::vector<bool> read_bool_data(const fs::path& path, const npy_header& header)
 
 // --- writing --------------------------------------------------------------------------------------
 
-void write_npy(const fs::path& path, dtype type, std::span<const std::int64_t> shape,
-               const void* data) {
-  npy_header h;
-  h.type = type;
-  h.shape.assign(shape.begin(), shape.end());
-  for (const auto d : shape)
-    if (d < 0) throw usage_error(path.string() + ": cannot write negative dimension " + std::to_string(d));
-  if (!data && h.data_bytes() != 0) throw usage_error(path.string() + ": no data to write");
-
+std::string npy_header_bytes(dtype type, std::span<const std::int64_t> shape) {
   // The dict exactly as numpy formats it: sorted keys, a trailing ", ", growth-axis room.
   std::string dict = "{'descr': '" + std::string(dtype_descr(type)) +
                      "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
@@ -500,6 +492,18 @@ void write_npy(const fs::path& path, dtype type, std::span<const std::int64_t> s
   head += dict;
   head.append(header_len - dict.size() - 1, ' ');
   head += '\n';
+  return head;
+}
+
+void write_npy(const fs::path& path, dtype type, std::span<const std::int64_t> shape,
+               const void* data) {
+  npy_header h;
+  h.type = type;
+  h.shape.assign(shape.begin(), shape.end());
+  for (const auto d : shape)
+    if (d < 0) throw usage_error(path.string() + ": cannot write negative dimension " + std::to_string(d));
+  if (!data && h.data_bytes() != 0) throw usage_error(path.string() + ": no data to write");
+  const std::string head = npy_header_bytes(type, shape);
 
   std::FILE* raw = std::fopen(path.c_str(), "wb");
   if (!raw) fail(path, std::string("cannot open for writing: ") + std::strerror(errno));

@@ -71,6 +71,10 @@ npy_header read_npy_header(const std::filesystem::path& path);
 // Reads exactly header.data_bytes() bytes of data into dst (for big or pinned buffers).
 void read_npy_data(const std::filesystem::path& path, const npy_header& header, void* dst);
 
+// The header write_npy puts before an array's data (its length a multiple of 64), for writers
+// that stream the data themselves.
+std::string npy_header_bytes(dtype type, std::span<const std::int64_t> shape);
+
 // Writes an array of `shape` (C order) whose bytes are at `data`; input_error on any write failure.
 void write_npy(const std::filesystem::path& path, dtype type, std::span<const std::int64_t> shape,
                const void* data);

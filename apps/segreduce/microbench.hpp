@@ -1,13 +1,17 @@
 // The element functions of the FHPC17 microbenchmarks (section 3.2), shared by the segreduce app
 // and its tests: f(segment, j) for segmented sum, index of max and maximum subarray sum over a
-// row-major m x n int32 array, and Fig 14's Black-Scholes pricing computed from (segment, day).
+// row-major m x n int32 array, and Fig 14's Black-Scholes pricing computed from (segment, day)
+// with its per-option rates and volatilities (also the blackscholes app's FHPC17 form).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/hd.hpp"
 #include "core/segreduce/operators.hpp"
+#include "datasets/random.hpp"
 
 namespace soac::apps::segreduce_bench {
 
@@ -65,5 +69,15 @@ struct blackscholes_day {
     return call ? price * cnd_d1 - x_exp_rt * cnd_d2 : x_exp_rt * (1.0 - cnd_d2) - price * (1.0 - cnd_d1);
   }
 };
+
+// One risk-free rate in [0.01, 0.05) and volatility in [0.1, 0.5) per option (segment).
+inline std::pair<std::vector<double>, std::vector<double>> blackscholes_options(std::int64_t m, std::uint64_t seed) {
+  std::vector<double> r(static_cast<std::size_t>(m)), v(static_cast<std::size_t>(m));
+  for (std::int64_t s = 0; s < m; ++s) {
+    r[std::size_t(s)] = 0.01 + 0.04 * datasets::random_unit(seed, 1, std::uint64_t(s));
+    v[std::size_t(s)] = 0.1 + 0.4 * datasets::random_unit(seed, 2, std::uint64_t(s));
+  }
+  return {std::move(r), std::move(v)};
+}
 
 }  // namespace soac::apps::segreduce_bench

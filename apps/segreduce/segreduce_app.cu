@@ -57,16 +57,6 @@ std::vector<std::int32_t> make_ints(std::int64_t count, std::uint64_t seed) {
   return v;
 }
 
-// One risk-free rate in [0.01, 0.05) and volatility in [0.1, 0.5) per option (segment).
-std::pair<std::vector<double>, std::vector<double>> make_options(std::int64_t m, std::uint64_t seed) {
-  std::vector<double> r(static_cast<std::size_t>(m)), v(static_cast<std::size_t>(m));
-  for (std::int64_t s = 0; s < m; ++s) {
-    r[std::size_t(s)] = 0.01 + 0.04 * datasets::random_unit(seed, 1, std::uint64_t(s));
-    v[std::size_t(s)] = 0.1 + 0.4 * datasets::random_unit(seed, 2, std::uint64_t(s));
-  }
-  return {std::move(r), std::move(v)};
-}
-
 // ---- element functions over the flat index i = s * n + j (for the CUB baselines) ----
 
 template <class F>
@@ -341,7 +331,7 @@ class segreduce_app final : public app {
     const auto s = spec_of(r.params);
     datasets::bundle_writer out(r.output, "dataset", name());
     if (s.op == op_kind::blackscholes) {
-      const auto [rate, vol] = make_options(s.m, r.seed);
+      const auto [rate, vol] = mb::blackscholes_options(s.m, r.seed);
       out.add<double>("rate", rate);
       out.add<double>("volatility", vol);
     } else {
@@ -490,7 +480,7 @@ class segreduce_app final : public app {
           bench_cell<max_subarray<std::int32_t>>(ctx, suite, c, mb::mss_element{data.data(), n}, exact{}, nullptr);
           break;
         case op_kind::blackscholes: {
-          const auto [rate, vol] = make_options(m, seed);
+          const auto [rate, vol] = mb::blackscholes_options(m, seed);
           buffer<double> rd(ctx, std::span<const double>(rate)), vd(ctx, std::span<const double>(vol));
           const mb::blackscholes_day f{rd.data(), vd.data(), n};
           c.bytes = double(m) * 3 * 8;  // rate and volatility read, one price written per option
