@@ -42,6 +42,15 @@ sky_points read_parboil_points(const fs::path& path, std::int64_t count) {
   return p;
 }
 
+unit_vector parboil_unit_vector(float ra, float dec) {
+  constexpr double d2r = M_PI / 180.0;  // Parboil's D2R
+  const float rarad = float(d2r * ra), decrad = float(d2r * dec);
+  // C's cos and sin take doubles (std::cos of a float would be the float function).
+  const double ra_d = rarad, dec_d = decrad;
+  const float cd = float(std::cos(dec_d));
+  return {float(std::cos(ra_d) * cd), float(std::sin(ra_d) * cd), float(std::sin(dec_d))};
+}
+
 void write_parboil_points(const fs::path& path, std::span<const float> ra, std::span<const float> dec) {
   if (ra.size() != dec.size()) throw usage_error("write_parboil_points: ra and dec differ in length");
   std::string out;

@@ -27,6 +27,14 @@ sky_points read_parboil_points(const std::filesystem::path& path, std::int64_t c
 // One "ra dec" line per point, each number written so that reading it as a float gives it back.
 void write_parboil_points(const std::filesystem::path& path, std::span<const float> ra, std::span<const float> dec);
 
+// A point as Parboil's readdatafile converts it: float ra, dec in radians (D2R * degrees, in
+// double, rounded to float), then x = cos(ra) cos(dec), y = sin(ra) cos(dec), z = sin(dec) with
+// cos(dec) rounded to float first, each computed in double (libm) and rounded to float.
+struct unit_vector {
+  float x, y, z;
+};
+unit_vector parboil_unit_vector(float ra, float dec);
+
 struct parboil_tpacf_files {
   std::filesystem::path data;
   std::vector<std::filesystem::path> randoms;
