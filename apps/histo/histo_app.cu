@@ -38,7 +38,7 @@
 #include <cub/device/device_histogram.cuh>
 
 #include "apps/app.hpp"
-#include "apps/hist_variant.hpp"
+#include "apps/hist_apps.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/hist.cuh"
@@ -124,7 +124,7 @@ void zero(context& ctx, span<T> a) {
 const std::vector<std::string> formulations = {"counts", "saturating", "packed", "cub", "naive"};
 
 // One formulation's buffers and its iteration: from zero to the 8-bit histogram.
-class histo_iterations {
+class histo_iterations : public first_plan {
  public:
   histo_iterations(context& ctx, const hist_variant& v, span<const u32> image, std::uint64_t bins)
       : ctx_(ctx), v_(v), image_(image), bins_(bins) {
@@ -183,15 +183,7 @@ class histo_iterations {
     return out;
   }
 
-  // What hist chose (empty for the baselines).
-  const std::string& plan() const { return plan_; }
-
  private:
-  // The first iteration's plan (every iteration plans the same; describing it costs host time).
-  void keep(const hist_plan& p) {
-    if (plan_.empty()) plan_ = p.describe();
-  }
-
   context& ctx_;
   hist_variant v_;
   span<const u32> image_;
@@ -200,7 +192,6 @@ class histo_iterations {
   buffer<u8> bytes_;
   buffer<unsigned char> cub_temp_;
   std::size_t cub_bytes_ = 0;
-  std::string plan_;
 };
 
 // ---- the generator: a concentrated 2D distribution, Parboil's shape
@@ -350,22 +341,13 @@ class histo_app final : public app {
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
     if (!ctx.is_cuda()) throw usage_error("histo bench: the baselines (CUB, byte atomics) need --backend cuda");
-    struct item {
-      std::string label;
-      parboil_histo_input in;
-      std::string variants;
-    };
-    std::vector<item> cases;
-    if (!r.inputs.empty()) {
-      for (const auto& file : r.inputs) cases.push_back({file.string(), load({file}, r.format.empty() ? "parboil" : r.format), ""});
-    } else {
-      for (const auto& p : r.presets.empty() ? bench_presets() : r.presets) {
-        const auto params = resolve_params(p, r.overrides);
-        cases.push_back({p, generate_image(params, r.seed), params.value("variants", "")});
-      }
-    }
+    // Each -i file is a case; else the presets.
+    std::vector<bench_input<parboil_histo_input>> cases;
+    for (const auto& file : r.inputs) cases.push_back({file.string(), load({file}, r.format.empty() ? "parboil" : r.format), ""});
+    if (cases.empty())
+      cases = preset_inputs<parboil_histo_input>(*this, r, [&](const nlohmann::json& p) { return generate_image(p, r.seed); });
     suite.expect_cases(int(cases.size()));
-    for (const auto& c : cases) bench_case(ctx, suite, c.label, c.in, c.variants);
+    for (const auto& c : cases) bench_case(ctx, suite, c.label, c.input, c.variants);
   }
 
   void bench_case(context& ctx, bench::suite& suite, const std::string& label, const parboil_histo_input& in,
@@ -379,13 +361,13 @@ class histo_app final : public app {
     suite.begin_case(title.str(), {{"pixels", in.bins.size()}, {"bins", bins}}, double(in.bins.size()) * 4 + double(bins));
     buffer<u32> image(ctx, std::span<const u32>(in.bins));
     std::vector<std::string> chosen = split_variant_list(variant_list);
-    if (chosen.empty()) chosen = {"cub", "naive", "counts", "saturating", "packed", "packed,strategy=global"};
+    if (chosen.empty()) chosen = {"cub", "naive", "counts", "saturating", "packed", "packed,strategy=global,M=1"};
     for (const auto& text : chosen) {
       const auto v = parse_hist_variant(text, formulations, name());
       const bool baseline = v.name == "cub" || v.name == "naive";
       const std::string label_text = baseline ? (v.name == "cub" ? "CUB HistogramEven + clamp" : "naive byte atomics (CAS)")
                                               : "soac " + text;
-      try {
+      unless_ruled_out(label_text, [&] {
         histo_iterations it(ctx, v, image, bins);
         suite.measure(label_text, baseline ? bench::role::baseline : bench::role::soac, [&] { it.iterate(); });
         const auto got = it.result();
@@ -393,9 +375,7 @@ class histo_app final : public app {
         for (std::size_t b = 0; b < got.size(); ++b) bad += got[b] != expected[b];
         if (bad || got.size() != expected.size()) suite.annotate("WRONG: " + std::to_string(bad) + " counters differ");
         else if (!it.plan().empty()) suite.annotate(it.plan());
-      } catch (const usage_error& e) {
-        std::cerr << "  " << label_text << ": not run (" << e.what() << ")\n";
-      }
+      });
     }
   }
 };

@@ -25,7 +25,7 @@
 #include <cub/device/device_histogram.cuh>
 
 #include "apps/app.hpp"
-#include "apps/hist_variant.hpp"
+#include "apps/hist_apps.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/hist.cuh"
@@ -172,7 +172,7 @@ byte_stream upload(context& ctx, std::vector<u8> bytes) {
 }
 
 // One formulation computing the histogram of `shift`'s bins into `out`, from zero.
-class byte_histogram {
+class byte_histogram : public first_plan {
  public:
   byte_histogram(context& ctx, const hist_variant& v, const byte_stream& s, int shift)
       : ctx_(ctx), v_(v), s_(s), shift_(shift) {
@@ -220,7 +220,6 @@ class byte_histogram {
   }
 
   std::vector<u32> result() const { return out_.to_vector(); }
-  const std::string& plan() const { return plan_; }
 
  private:
   template <int Bytes>
@@ -228,8 +227,7 @@ class byte_histogram {
     const std::int64_t elements = (s_.bytes + Bytes - 1) / Bytes;
     const byte_updates<Bytes> f{s_.as<typename byte_updates<Bytes>::word>(), elements - 1,
                                 int(s_.bytes - (elements - 1) * Bytes), shift_};
-    const hist_plan p = hist(ctx_, v_.options, elements, f, out_.view(), plus<u32>{});
-    if (plan_.empty()) plan_ = p.describe();
+    keep(hist(ctx_, v_.options, elements, f, out_.view(), plus<u32>{}));
   }
 
   context& ctx_;
@@ -240,7 +238,6 @@ class byte_histogram {
   std::int64_t partial_count_ = 0;
   buffer<unsigned char> cub_temp_;
   std::size_t cub_bytes_ = 0;
-  std::string plan_;
 };
 
 // The formulation's default settings (see the top of the file) with the variant's on top.
@@ -348,45 +345,34 @@ class samples_hist_app final : public app {
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
     if (!ctx.is_cuda()) throw usage_error("samples-hist bench: the baselines (the samples' kernels, CUB) need --backend cuda");
-    struct item {
-      std::string label;
-      std::vector<u8> bytes;
-      std::string variants;
-    };
-    std::vector<item> inputs;
-    if (!r.inputs.empty()) {
-      for (const auto& f : r.inputs) inputs.push_back({f.string(), load({f}, r.format.empty() ? "raw" : r.format), ""});
-    } else {
-      for (const auto& p : r.presets.empty() ? bench_presets() : r.presets) {
-        const auto params = resolve_params(p, r.overrides);
-        inputs.push_back({p, random_bytes(params, r.seed), params.value("variants", "")});
-      }
-    }
+    // Each -i file is an input; else the presets.
+    std::vector<bench_input<std::vector<u8>>> inputs;
+    for (const auto& f : r.inputs) inputs.push_back({f.string(), load({f}, r.format.empty() ? "raw" : r.format), ""});
+    if (inputs.empty())
+      inputs = preset_inputs<std::vector<u8>>(*this, r, [&](const nlohmann::json& p) { return random_bytes(p, r.seed); });
     suite.expect_cases(int(inputs.size()) * 2);
     for (const auto& in : inputs) {
-      const auto stream = upload(ctx, in.bytes);
+      const auto stream = upload(ctx, in.input);
       std::vector<std::string> chosen = split_variant_list(in.variants);
       if (chosen.empty())
         chosen = {"sample", "cub", "vectors", "vectors,ahead=on", "vectors,M=0", "vectors,M=64", "words", "words,M=0",
                   "vectors,private=on,M=0"};
       for (const int shift : shifts) {
-        const auto expected = validate::byte_counts(in.bytes, shift);
-        suite.begin_case(std::to_string(bins_of(shift)) + " bins, " + in.label + " (" + std::to_string(in.bytes.size()) + " bytes)",
-                         {{"bins", bins_of(shift)}, {"bytes", in.bytes.size()}}, double(in.bytes.size()));
+        const auto expected = validate::byte_counts(in.input, shift);
+        suite.begin_case(std::to_string(bins_of(shift)) + " bins, " + in.label + " (" + std::to_string(in.input.size()) + " bytes)",
+                         {{"bins", bins_of(shift)}, {"bytes", in.input.size()}}, double(in.input.size()));
         for (const auto& text : chosen) {
           const auto v = parse_variant(text);
           const bool baseline = v.name == "sample" || v.name == "cub";
           const std::string label = v.name == "sample" ? (shift == 2 ? "sample (per-thread 8-bit)" : "sample (per-warp)")
                                     : v.name == "cub"  ? "CUB HistogramEven"
                                                        : "soac " + text;
-          try {
+          unless_ruled_out(label, [&] {
             byte_histogram h(ctx, v, stream, shift);
             suite.measure(label, baseline ? bench::role::baseline : bench::role::soac, [&] { h.compute(); });
             if (h.result() != expected) suite.annotate("WRONG: differs from the sequential reference");
             else if (!h.plan().empty()) suite.annotate(h.plan());
-          } catch (const usage_error& e) {
-            std::cerr << "  " << label << ": not run (" << e.what() << ")\n";
-          }
+          });
         }
       }
     }
