@@ -44,6 +44,12 @@ TEST(TpacfBinning, TableMatchesParboilsBinarySearch) {
     for (int s = 0; s < 8192; ++s, d = std::nextafter(d, 2.0f)) check(d);
   }
   for (std::uint64_t i = 0; i < 1'000'000; ++i) check(float(-1.01 + 2.02 * datasets::random_unit(7, 0, i)));
+  // A table for the bins of another kind counts from there.
+  const auto rr_table = bins::make_cells(bf, 44);
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const float d = float(-1 + 2 * datasets::random_unit(8, 0, i));
+    EXPECT_EQ(bins::bin_of(d, rr_table.data()), 44 + ref::parboil_bin(d, bf.b));
+  }
   for (float d : {-2.0f, -1.0f, 1.0f, 1.5f, -0.0f, 0.0f}) check(d);
   EXPECT_EQ(wrong, 0) << "of " << checked;
   EXPECT_GT(checked, 17'000'000);
@@ -117,6 +123,10 @@ TEST_P(Tpacf, EveryChunkShape) {
     for (const auto& v : variants)
       round_trip("tpacf", "tiny", v, {{"points", std::to_string(n)}, {"randoms", n % 2 ? "1" : "2"}, {"clusters", "2"}});
 }
+
+// A set of 1,500 points: 188 chunks, a triangle of 141K elements (the decoding's square root in
+// float, corrected by integers).
+TEST_P(Tpacf, LargerSets) { round_trip("tpacf", "tiny", "", {{"points", "1500"}, {"randoms", "1"}}); }
 
 // Clustered data puts pairs in the small-angle bins too.
 TEST_P(Tpacf, ClusteredDataFillsTheSmallBins) {

@@ -56,7 +56,8 @@ namespace ref = validate::tpacf;
 using namespace soac::apps::tpacf;
 
 constexpr int job_bins = 3 * counters;  // DD | DR | RR
-constexpr int dd_base = 0, dr_base = counters, rr_base = 2 * counters;
+constexpr int dd_kind = 0, dr_kind = 1, rr_kind = 2;  // where each kind's bins start: kind * counters
+constexpr int dd_base = dd_kind * counters, dr_base = dr_kind * counters, rr_base = rr_kind * counters;
 // Points b per element (pairs per hist update batch). Eight: each element's decode (a division for
 // the rectangle, a square root for the triangles) is shared by eight pairs, and a thread's eight
 // 64-bit bins stay in registers.
@@ -92,7 +93,7 @@ job_shape shape_of(std::int64_t n) {
 // belongs to job i / seg_len; elements past a job's own end are ignored.
 struct job_pairs {
   const float4* points;
-  const bin_cell* table;
+  const bin_cell* tables;  // DD's, DR's and RR's, `cells` each, their bins offset by kind
   job_shape s;
   fast_divisor by_n;
   u32 job;               // the job when seg_len = 0
@@ -112,31 +113,40 @@ struct job_pairs {
       for (int k = 0; k < chunk; ++k) r[k] = {-1, 0u};
       return r;
     }
-    // The element's point a (from `firsts`), its chunk c of `set`, the first b allowed, its bins.
+    // The element's point a (from `firsts`), its chunk c of `set`, the first b allowed, its kind.
     u32 a, c, lo = 0;
     const float4* firsts = set;
-    int base = j == 0 ? dd_base : rr_base;
+    int kind = j == 0 ? dd_kind : rr_kind;
     if (j > 0 && e < s.rect) {
       c = by_n.divide(u32(e));
       a = u32(e) - c * s.n;
       firsts = points;
-      base = dr_base;
+      kind = dr_kind;
     } else {
       const u64 t = j > 0 ? e - s.rect : e;
-      // The chunk whose rows hold t: the root of triangle_start(c) = t, then exact by integers.
-      const double h = chunk / 2.0 - 1;
-      c = u32((sqrt(h * h + 2.0 * chunk * double(t)) - h) / chunk);
+      // The chunk whose rows hold t: the root of triangle_start(c) = t in float (t < 2^32, so
+      // within a step of the answer), then exact by integers.
+      constexpr float h = chunk / 2.0f - 1;
+      c = u32((sqrtf(h * h + 2.0f * chunk * float(t)) - h) / chunk);
       while (c + 1 < s.chunks && triangle_start(c + 1) <= t) ++c;
       while (c > 0 && triangle_start(c) > t) --c;
       a = u32(t - triangle_start(c));
       lo = a + 1;
     }
     const float4 p = firsts[a];
-    SOAC_UNROLL
-    for (int k = 0; k < chunk; ++k) {
-      const u32 b = c * chunk + u32(k);
-      r[k] = {-1, 1u};
-      if (b >= lo && b < s.n) r[k].bin = base + bin_of(pair_dot(p, set[b]), table);
+    const float4* chunk_points = set + c * chunk;
+    const bin_cell* table = tables + kind * cells;
+    if (c * chunk >= lo && c * chunk + chunk <= s.n) {
+      // Every pair of the chunk counts (all but the triangles' diagonal and the sets' last chunks).
+      SOAC_UNROLL
+      for (int k = 0; k < chunk; ++k) r[k] = {bin_of(pair_dot(p, chunk_points[k]), table), 1u};
+    } else {
+      SOAC_UNROLL
+      for (int k = 0; k < chunk; ++k) {
+        const u32 b = c * chunk + u32(k);
+        r[k] = {-1, 1u};
+        if (b >= lo && b < s.n) r[k].bin = bin_of(pair_dot(p, chunk_points[k]), table);
+      }
     }
     return r;
   }
@@ -292,7 +302,12 @@ class pair_counter : public first_plan {
     if (v.name == "parboil" && !ctx.is_cuda()) throw usage_error("tpacf: the parboil baseline needs the cuda backend");
     points_ = buffer<float4>(ctx, std::span<const float4>(vectors));
     const boundaries_f bf;
-    table_ = buffer<bin_cell>(ctx, std::span<const bin_cell>(make_cells(bf)));
+    std::vector<bin_cell> tables;
+    for (int kind : {dd_kind, dr_kind, rr_kind}) {
+      const auto t = make_cells(bf, kind * counters);
+      tables.insert(tables.end(), t.begin(), t.end());
+    }
+    table_ = buffer<bin_cell>(ctx, std::span<const bin_cell>(tables));
     rows_ = buffer<u32>(ctx, std::size_t((R + 1) * job_bins));
     sums_ = buffer<u64>(ctx, std::size_t(job_bins));
     if (v.name == "parboil")

@@ -2,6 +2,7 @@
 // a float dot product in the same bin as Parboil's binary search over them, with one load.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -53,17 +54,22 @@ struct alignas(8) bin_cell {
 };
 inline constexpr int cell_mantissa_bits = 2;
 inline constexpr int cell_first_exponent = -24;  // u >= 2^-24 for every float d < 1
-inline constexpr int cells = (1 - cell_first_exponent + 1) << cell_mantissa_bits;  // exponents -24 .. 1 (u <= 2)
+inline constexpr int cells = (1 - cell_first_exponent + 1) << cell_mantissa_bits;  // exponents -24 .. 1 (u < 4)
+// A float's bits shifted right to its exponent and two mantissa bits, for the first cell.
+inline constexpr int first_cell_key = (127 + cell_first_exponent) << cell_mantissa_bits;
 
+// The cell of u = 1 - d: its exponent and leading mantissa bits, clamped to the table. Zero and
+// negative u (d >= 1) clamp to cell 0, where no boundary exceeds d; |d| <= 1 + a few float steps
+// for unit vectors, so u < 4 and the upper clamp only keeps any float inside the table.
 SOAC_HD inline int cell_of(float u) {
 #ifdef __CUDA_ARCH__
   const int bits = __float_as_int(u);
+  const int key = min(max(bits >> (23 - cell_mantissa_bits), first_cell_key), first_cell_key + cells - 1);
 #else
   const int bits = std::bit_cast<int>(u);
+  const int key = std::min(std::max(bits >> (23 - cell_mantissa_bits), first_cell_key), first_cell_key + cells - 1);
 #endif
-  // Zero and negative u (d >= 1) give a negative position: cell 0, where no boundary exceeds d.
-  const int c = (bits >> (23 - cell_mantissa_bits)) - ((127 + cell_first_exponent) << cell_mantissa_bits);
-  return c < 0 ? 0 : c >= cells ? cells - 1 : c;
+  return key - first_cell_key;
 }
 
 SOAC_HD inline int bin_of(float d, const bin_cell* table) {
@@ -71,7 +77,9 @@ SOAC_HD inline int bin_of(float d, const bin_cell* table) {
   return e.base + (e.boundary > d);
 }
 
-inline std::vector<bin_cell> make_cells(const boundaries_f& bf) {
+// The table, its bins counted from `first_bin` (so one table per kind of pair puts its bins
+// after the other kinds' without an addition per pair).
+inline std::vector<bin_cell> make_cells(const boundaries_f& bf, int first_bin = 0) {
   std::vector<int> owner(cells, -1);
   for (int k = 0; k < boundaries; ++k) {
     const int c = cell_of(1.0f - bf.b[k]);
@@ -81,7 +89,7 @@ inline std::vector<bin_cell> make_cells(const boundaries_f& bf) {
     owner[std::size_t(c)] = k;
   }
   std::vector<bin_cell> table(cells);
-  int below = 0;  // boundaries in lower cells
+  int below = first_bin;  // boundaries in lower cells
   for (int c = 0; c < cells; ++c) {
     table[std::size_t(c)] = {below, owner[std::size_t(c)] >= 0 ? bf.b[owner[std::size_t(c)]] : -INFINITY};
     if (owner[std::size_t(c)] >= 0) ++below;
