@@ -48,29 +48,39 @@ const std::vector<std::string> formulations = {"vectors", "words", "sample", "cu
 constexpr int shifts[2] = {2, 0};
 int bins_of(int shift) { return 256 >> shift; }
 
-// Element i: the `Bytes` bytes at i * Bytes (a 32-bit word or a 128-bit vector), each an update of
-// bin (byte >> shift). Element `last` holds only `tail` bytes of the stream (the buffer is padded
-// with zeros to whole elements); the rest of its updates are out of range.
-template <int Bytes>
-struct byte_updates {
-  static_assert(Bytes == 4 || Bytes == 16);
-  using word = std::conditional_t<Bytes == 4, u32, uint4>;
-  const word* data;
+// Element i: the 16 bytes of the 128-bit vector i, each an update of bin (byte >> shift). Whole
+// vectors only: a partial last one goes to the word updates below, so no byte carries a check (with
+// one, the 16 bins were all held until it: 64 registers, one block per SM).
+struct vector_updates {
+  const uint4* data;
+  int shift;
+  SOAC_HD bin_values<u32, 16> operator()(std::int64_t i) const {
+    const uint4 v = data[i];
+    const u32 w[4] = {v.x, v.y, v.z, v.w};
+    bin_values<u32, 16> r;
+    SOAC_UNROLL
+    for (int k = 0; k < 16; ++k) r[k] = {std::int64_t(((w[k / 4] >> (8 * (k % 4))) & 255u) >> shift), 1u};
+    return r;
+  }
+};
+
+// Element i: the 4 bytes of 32-bit word i, each an update of bin (byte >> shift); word `last`
+// holds only `tail` bytes of the stream (the buffer is padded with zeros to whole vectors), the
+// rest of its updates are out of range.
+struct word_updates {
+  const u32* data;
   std::int64_t last;
   int tail;
   int shift;
-  SOAC_HD bin_values<u32, Bytes> operator()(std::int64_t i) const {
-    const word v = data[i];
-    u32 w[Bytes / 4];
-    if constexpr (Bytes == 4) w[0] = v;
-    else w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
-    bin_values<u32, Bytes> r;
-SOAC_UNROLL
-    for (int k = 0; k < Bytes; ++k) r[k] = {std::int64_t(((w[k / 4] >> (8 * (k % 4))) & 255u) >> shift), 1u};
+  SOAC_HD bin_values<u32, 4> operator()(std::int64_t i) const {
+    const u32 w = data[i];
+    bin_values<u32, 4> r;
+    SOAC_UNROLL
+    for (int k = 0; k < 4; ++k) r[k] = {std::int64_t(((w >> (8 * k)) & 255u) >> shift), 1u};
     if (i == last) {
       // Constant indices only (a run-time index would move r to local memory).
-SOAC_UNROLL
-      for (int k = 0; k < Bytes; ++k)
+      SOAC_UNROLL
+      for (int k = 1; k < 4; ++k)
         if (k >= tail) r[k].bin = -1;
     }
     return r;
@@ -200,8 +210,7 @@ class byte_histogram : public first_plan {
     if (m == "vectors" || m == "words") {
       if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(out_.data(), 0, out_.size() * 4, ctx_.stream()));
       else std::fill_n(out_.data(), out_.size(), 0u);
-      if (m == "vectors") run_hist<16>();
-      else run_hist<4>();
+      run_hist(m == "vectors");
     } else if (m == "cub") {
       std::size_t temp_bytes = cub_bytes_;
       SOAC_CUDA_CHECK(cub::DeviceHistogram::HistogramEven(cub_temp_.data(), temp_bytes, s_.as<u8>(), out_.data(), bins + 1, 0, 256,
@@ -222,12 +231,15 @@ class byte_histogram : public first_plan {
   std::vector<u32> result() const { return out_.to_vector(); }
 
  private:
-  template <int Bytes>
-  void run_hist() {
-    const std::int64_t elements = (s_.bytes + Bytes - 1) / Bytes;
-    const byte_updates<Bytes> f{s_.as<typename byte_updates<Bytes>::word>(), elements - 1,
-                                int(s_.bytes - (elements - 1) * Bytes), shift_};
-    keep(hist(ctx_, v_.options, elements, f, out_.view(), plus<u32>{}));
+  // The stream's whole 128-bit vectors, then (vectors = false: from the start) its words.
+  void run_hist(bool vectors) {
+    const std::int64_t whole = vectors ? s_.bytes / 16 : 0;
+    if (whole > 0) keep(hist(ctx_, v_.options, whole, vector_updates{s_.as<uint4>(), shift_}, out_.view(), plus<u32>{}));
+    const std::int64_t rest = s_.bytes - whole * 16, words = (rest + 3) / 4;
+    if (words == 0) return;
+    const word_updates f{s_.as<u32>() + whole * 4, words - 1, int(rest - (words - 1) * 4), shift_};
+    const hist_plan p = hist(ctx_, v_.options, words, f, out_.view(), plus<u32>{});
+    if (!vectors) keep(p);
   }
 
   context& ctx_;
