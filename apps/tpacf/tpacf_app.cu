@@ -525,7 +525,7 @@ class tpacf_app final : public app {
       // Every point read once (the work is the pairs: see the G pairs/s in the notes).
       suite.begin_case(title.str(), {{"points", n}, {"randoms", R}, {"pairs", c.input.pairs()}}, double(vectors.size()) * 16);
       std::vector<std::string> chosen = split_variant_list(c.variants);
-      if (chosen.empty()) chosen = {"parboil", "sets", "batched", "sets,private=on", "sets,block=512"};
+      if (chosen.empty()) chosen = {"parboil", "sets", "batched", "sets,block=512", "sets,ahead=on", "sets,private=on"};
       // Every formulation computes the float dot products of Parboil's sequential program: they
       // must all match its counts, computed here where that takes seconds; else the first's.
       ref::pair_counts expected, exact;
