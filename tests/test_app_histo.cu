@@ -111,8 +111,9 @@ TEST_P(Histo, TinyPresetSaturates) {
 }
 
 TEST_P(Histo, EveryVariantMatchesTheReference) {
-  std::vector<std::string> variants = {"counts", "saturating", "packed", "counts,strategy=global", "packed,strategy=global",
-                                       "saturating,strategy=shared", "counts,strategy=shared,M=2"};
+  std::vector<std::string> variants = {"counts", "saturating", "packed", "counts,strategy=global", "packed,strategy=global,M=1",
+                                       "saturating,strategy=shared", "counts,strategy=shared,M=2",
+                                       "packed,strategy=shared,partition=off,partials=off", "packed,S=3"};
   if (GetParam() == backend::cuda) variants.insert(variants.end(), {"cub", "naive"});
   for (const auto& v : variants) round_trip("histo", "tiny", v, {}, {{"iterations", "3"}});
 }
