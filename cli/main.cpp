@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -325,6 +326,9 @@ int main(int argc, char** argv) {
     return exit_code::cuda;
   } catch (const resource_error& e) {
     std::cerr << "soac: error: " << e.what() << "\n";
+    return exit_code::resource;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "soac: error: not enough host memory for this input\n";
     return exit_code::resource;
   } catch (const std::exception& e) {
     std::cerr << "soac: internal error: " << e.what() << "\n";

@@ -220,4 +220,24 @@ void context::copy_to_host(void* host_dst, const void* src, std::size_t bytes) c
   copy_between(*this, host_dst, src, bytes, cudaMemcpyDeviceToHost);
 }
 
+void context::copy_within(void* dst, const void* src, std::size_t bytes) const {
+  if (bytes == 0) return;
+  if (!is_cuda()) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  activate();
+  SOAC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void context::fill_zero(void* dst, std::size_t bytes) const {
+  if (bytes == 0) return;
+  if (!is_cuda()) {
+    std::memset(dst, 0, bytes);
+    return;
+  }
+  activate();
+  SOAC_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
+}
+
 }  // namespace soac

@@ -79,6 +79,9 @@ class context {
   // Copies between the backend's memory and host memory (synchronous).
   void copy_to_backend(void* dst, const void* host_src, std::size_t bytes) const;
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) const;
+  // Within the backend's memory: queued on the stream (cuda), done at once (host).
+  void copy_within(void* dst, const void* src, std::size_t bytes) const;
+  void fill_zero(void* dst, std::size_t bytes) const;
 
  private:
   struct cache;  // cub::CachingDeviceAllocator, kept out of this header

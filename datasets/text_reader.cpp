@@ -96,6 +96,17 @@ std::string_view text_reader::token(std::string_view what) {
   return std::string_view(text_).substr(token_pos_, pos_ - token_pos_);
 }
 
+std::int64_t text_reader::count_tokens_left() const {
+  std::int64_t tokens = 0;
+  bool in_token = false;
+  for (std::size_t i = pos_; i < text_.size(); ++i) {
+    const bool space = is_blank(text_[i]) || text_[i] == '\n';
+    tokens += !space && !in_token;
+    in_token = !space;
+  }
+  return tokens;
+}
+
 std::string_view text_reader::read_token(std::string_view what) { return token(what); }
 
 std::int64_t text_reader::read_int(std::string_view what, std::int64_t lo, std::int64_t hi) {
@@ -122,14 +133,15 @@ float text_reader::read_float(std::string_view what) {
   return v;
 }
 
-void text_reader::fail(std::string_view message) const {
-  throw input_error(path_.string() + ":" + std::to_string(line()) + ":" + std::to_string(column()) + ": " +
+void text_reader::fail(std::string_view message) const { fail_at(here(), message); }
+
+void text_reader::fail_at(position where, std::string_view message) const {
+  throw input_error(path_.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
                     std::string(message));
 }
 
 void text_reader::fail_at_token(std::string_view message) const {
-  throw input_error(path_.string() + ":" + std::to_string(token_line_) + ":" +
-                    std::to_string(token_pos_ - token_line_start_ + 1) + ": " + std::string(message));
+  fail_at({token_line_, static_cast<std::int64_t>(token_pos_ - token_line_start_) + 1}, message);
 }
 
 }  // namespace soac::datasets

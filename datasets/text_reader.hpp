@@ -26,6 +26,15 @@ class text_reader {
   // 1-based position of the next unread character.
   std::int64_t line() const { return line_; }
   std::int64_t column() const { return static_cast<std::int64_t>(pos_ - line_start_) + 1; }
+  // Where the next unread character is, to name in a later error (fail_at).
+  struct position {
+    std::int64_t line = 1, column = 1;
+  };
+  position here() const { return {line(), column()}; }
+  // Whitespace-separated tokens from the current position to the end (one pass, no allocation):
+  // lets a reader check the counts a header announces against what the file holds before it
+  // allocates anything sized by them.
+  std::int64_t count_tokens_left() const;
 
   // Skips all whitespace, newlines included; true when a token follows.
   bool skip_space();
@@ -47,6 +56,7 @@ class text_reader {
   // input_error "FILE:LINE:COLUMN: message" at the current position (or at the last token read).
   [[noreturn]] void fail(std::string_view message) const;
   [[noreturn]] void fail_at_token(std::string_view message) const;
+  [[noreturn]] void fail_at(position where, std::string_view message) const;
 
  private:
   std::string_view token(std::string_view what);

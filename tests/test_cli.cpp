@@ -87,7 +87,8 @@ TEST_F(Cli, GenRunValidateOnTheHostBackend) {
 
 TEST_F(Cli, EveryAppGeneratesRunsAndValidatesOnTheHost) {
   const std::vector<std::pair<std::string, std::string>> app_presets = {
-      {"scatter", "tiny"}, {"hist", "tiny"}, {"segreduce", "tiny"}, {"scan", "small"}, {"radixsort", "tiny"}};
+      {"scatter", "tiny"}, {"hist", "tiny"}, {"segreduce", "tiny"}, {"scan", "small"}, {"radixsort", "tiny"},
+      {"kmeans", "tiny"},  {"backprop", "tiny"}};
   for (const auto& [app, preset] : app_presets) {
     const auto data = path(app), out = path(app + ".out");
     EXPECT_OUTCOME(soac_cli("gen " + app + " --preset " + preset + " -o " + data), 0, "dataset written");
@@ -97,6 +98,22 @@ TEST_F(Cli, EveryAppGeneratesRunsAndValidatesOnTheHost) {
     EXPECT_OUTCOME(soac_cli("run " + std::string(app == "scatter" ? "hist" : "scatter") + " --backend host -i " + data),
                    exit_code::input, app);
   }
+}
+
+TEST_F(Cli, KmeansOnRodiniasFilesAndTheirErrors) {
+  EXPECT_OUTCOME(soac_cli("gen kmeans --preset tiny --format rodinia -o " + path("p.txt")), 0, "dataset written");
+  EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia -i " + path("p.txt") + " --set k=4 -v -o " + path("r")), 0,
+                 "iteration 1: 3000 of 3000 points changed cluster");
+  EXPECT_OUTCOME(soac_cli("validate kmeans --format rodinia -i " + path("p.txt") + " -r " + path("r")), 0, "VALID");
+  std::ofstream(path("ragged.txt")) << "1 0.5 0.5\n2 0.5\n";
+  EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia -i " + path("ragged.txt")), exit_code::input,
+                 "ragged.txt:2:6: point 2 has 1 features, the first point has 2");
+  std::ofstream(path("short.bin"), std::ios::binary) << std::string("\x05\x00\x00\x00\x02\x00\x00\x00", 8);
+  EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia-bin -i " + path("short.bin")), exit_code::input,
+                 "too few for the n x d float32 features");
+  EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia -i " + path("p.txt") + " --set k=0"), exit_code::usage,
+                 "parameter k = 0");
+  EXPECT_OUTCOME(soac_cli("gen backprop --set layer_size=0 -o " + path("bp")), exit_code::usage, "layer_size = 0");
 }
 
 TEST_F(Cli, ValidateCatchesAWrongResult) {

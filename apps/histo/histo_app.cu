@@ -114,13 +114,6 @@ __global__ void naive_bytes_kernel(std::int64_t n, pixel_bytes f, u32* words) {
   detail::atomic_update<atomic_kind::cas, saturating_bytes>(words + u.bin, nullptr, u.value);
 }
 
-template <class T>
-void zero(context& ctx, span<T> a) {
-  if (a.empty()) return;
-  if (ctx.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size_bytes(), ctx.stream()));
-  else std::fill(a.begin(), a.end(), T{0});
-}
-
 const std::vector<std::string> formulations = {"counts", "saturating", "packed", "cub", "naive"};
 
 // One formulation's buffers and its iteration: from zero to the 8-bit histogram.
@@ -136,7 +129,7 @@ class histo_iterations : public first_plan {
     } else {
       counts_ = buffer<u32>(ctx, std::size_t(bins));
       bytes_ = buffer<u8>(ctx, std::size_t(bins));
-      zero(ctx, counts_.view());  // every iteration leaves them zero again
+      ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));  // every iteration leaves them zero again
     }
     if (v.name == "cub") {
       if (bins >= std::uint64_t(INT_MAX)) throw usage_error("histo: CUB takes fewer than 2^31 - 1 bins");
@@ -156,7 +149,7 @@ class histo_iterations : public first_plan {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), saturating_op{}));
       scatter(ctx_, H, to_bytes<true, false>{counts_.data()}, bytes_, counts_);
     } else if (m == "packed") {
-      zero(ctx_, words_.view());
+      ctx_.fill_zero(words_.data(), words_.size() * sizeof(u32));
       keep(hist(ctx_, v_.options, n, pixel_bytes{image_.data()}, words_.view(), saturating_bytes{}));
     } else if (m == "cub") {
       std::size_t temp_bytes = cub_bytes_;
@@ -164,7 +157,7 @@ class histo_iterations : public first_plan {
                                                           u32(0), u32(H), n, ctx_.stream()));
       scatter(ctx_, H, to_bytes<false, true>{counts_.data()}, bytes_);
     } else {
-      zero(ctx_, words_.view());
+      ctx_.fill_zero(words_.data(), words_.size() * sizeof(u32));
       if (n > 0) {
         naive_bytes_kernel<<<unsigned(detail::ceil_div(n, 256)), 256, 0, ctx_.stream()>>>(n, pixel_bytes{image_.data()},
                                                                                             words_.data());

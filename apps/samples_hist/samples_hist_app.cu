@@ -208,8 +208,7 @@ class byte_histogram : public first_plan {
     const std::string& m = v_.name;
     const int bins = bins_of(shift_);
     if (m == "vectors" || m == "words") {
-      if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(out_.data(), 0, out_.size() * 4, ctx_.stream()));
-      else std::fill_n(out_.data(), out_.size(), 0u);
+      ctx_.fill_zero(out_.data(), out_.size() * sizeof(u32));
       run_hist(m == "vectors");
     } else if (m == "cub") {
       std::size_t temp_bytes = cub_bytes_;
@@ -224,7 +223,7 @@ class byte_histogram : public first_plan {
       sample_merge_kernel<<<unsigned(bins), merge_threads, 0, ctx_.stream()>>>(partials_.data(), partial_count_, bins, out_.data());
       SOAC_CHECK_LAUNCH("sample_merge_kernel");
     } else {
-      SOAC_CUDA_CHECK(cudaMemsetAsync(out_.data(), 0, out_.size() * 4, ctx_.stream()));
+      ctx_.fill_zero(out_.data(), out_.size() * sizeof(u32));
     }
   }
 

@@ -316,8 +316,7 @@ class pair_counter : public first_plan {
 
   // DD, DR, RR (22 each) into sums.
   void compute() {
-    if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(rows_.data(), 0, rows_.size() * 4, ctx_.stream()));
-    else std::fill_n(rows_.data(), rows_.size(), 0u);
+    ctx_.fill_zero(rows_.data(), rows_.size() * sizeof(u32));
     const job_pairs base{points_.data(), table_.data(), s_, by_n_, 0, 0};
     if (v_.name == "sets") {
       for (std::int64_t j = 0; j <= R_; ++j) {

@@ -964,14 +964,12 @@ struct bucket_counter {
 };
 
 // offsets[d] = the first position of bucket d (offsets[S] = all updates in range), and the
-// partition kernel's cursors start there. S < Block. A template (of the one block size) so that
-// every translation unit that includes this header may define it (a plain __global__ function
-// defined here was defined twice as soon as two apps used hist).
+// partition kernel's cursors start there. S < partition_block.
 inline constexpr int partition_block = 256;
-template <int Block = partition_block>
-__global__ void __launch_bounds__(Block)
+// static: a header's only non-template kernel, defined in every translation unit that includes it.
+static __global__ void __launch_bounds__(partition_block)
     hist_bucket_offsets_kernel(const unsigned* counts, int S, unsigned* offsets, unsigned* cursors) {
-  using scan = cub::BlockScan<unsigned, Block>;
+  using scan = cub::BlockScan<unsigned, partition_block>;
   __shared__ typename scan::TempStorage tmp;
   const int d = threadIdx.x;
   unsigned start = 0, total = 0;
@@ -1197,7 +1195,7 @@ void hist_partition_run(context& ctx, hist_plan& plan, std::int64_t n, F f, type
     hist_plan count_plan = plan_hist_shared(ctx.props(), n, S, 4, atomic_kind::hdw, {});
     hist_shared_launch<atomic_kind::hdw, plus<unsigned>>(ctx, count_plan, n, 1, bucket_counter<F>{f, H, chunk}, counts, S);
   }
-  hist_bucket_offsets_kernel<partition_block><<<1, partition_block, 0, ctx.stream()>>>(counts, S, offsets, cursors);
+  hist_bucket_offsets_kernel<<<1, partition_block, 0, ctx.stream()>>>(counts, S, offsets, cursors);
   SOAC_CHECK_LAUNCH("hist_bucket_offsets_kernel");
   const std::size_t bin_bytes = (std::size_t(updates) * 4 + 255) & ~std::size_t(255);
   hist_temp pairs(ctx, bin_bytes + std::size_t(updates) * sizeof(V));

@@ -1,0 +1,1411 @@
+// k-means clustering (Lloyd's algorithm) on the core: SC20 section V-D1 (the update as one fused
+// histogram of counts and vector sums) and FHPC17 section 4 (the same as segmented reductions),
+// with Rodinia's program structure as the in-run baseline.
+//
+// One iteration: assign every point to its nearest centroid, then move every non-empty
+// cluster's centroid to the mean of its points (an empty cluster keeps its centroid); stop after
+// max_iterations, or once at most threshold * n points changed cluster.
+//   assignment  direct: a lane group per point holds the point in registers and sums (x - c)^2
+//               over the centroids (k small: the points are read once);
+//               gemm: cuBLAS SGEMM of -2 X C^T in chunks of points, whose distance matrix stays in
+//               L2 while soac::segreduce takes each row's argmin of |c|^2 - 2 x.c (k large: the
+//               2 n k d flops run at SGEMM speed).
+//   update      hist (default): soac::hist_fused of the counts (k int bins) and the sums, either
+//               flattened (element (p, j) of the n x d points adds to float bin member[p] * d + j,
+//               one kernel for any d) or as soac::elementwise vector bins of 4 columns;
+//               segreduce (FHPC17): radix sort of (membership, index), the counts as k regular
+//               segments of n one-hot values, and the sums as k * d regular segments padded to
+//               the largest cluster (the core's segreduce is regular; see padded_sum);
+//               rodinia: memberships copied to the host every iteration, sums and counts summed
+//               there by one thread, centroids copied back (Rodinia 3.1's kmeans_cuda).
+// Every variant assigns with the same rule (lowest index on ties) and the same convergence test.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include <cublas_v2.h>
+
+#include "apps/app.hpp"
+#include "core/buffer.hpp"
+#include "core/error.hpp"
+#include "core/fast_divide.hpp"
+#include "core/hist.cuh"
+#include "core/launch.cuh"
+#include "core/scan.cuh"
+#include "core/scatter.cuh"
+#include "core/segreduce.cuh"
+#include "core/sort.cuh"
+#include "datasets/bundle.hpp"
+#include "datasets/random.hpp"
+#include "datasets/rodinia_kmeans.hpp"
+#include "validate/kmeans.hpp"
+
+namespace soac::apps {
+namespace {
+
+using datasets::bundle;
+using datasets::kmeans_points;
+
+// ---- Values and operators -------------------------------------------------------------------
+
+// A point's nearest centroid: the distance as the assignment computed it (direct: the squared
+// distance; gemm: |c|^2 - 2 x.c, the squared distance less |x|^2) and the centroid.
+struct nearest {
+  float distance;
+  std::int32_t index;
+};
+
+// The smaller distance wins, the lower index on ties (Rodinia's strict `<` over increasing c).
+struct nearest_op {
+  using value_type = nearest;
+  static constexpr bool commutative = true;
+  SOAC_HD static nearest identity() { return {cuda::std::numeric_limits<float>::infinity(), cuda::std::numeric_limits<std::int32_t>::max()}; }
+  SOAC_HD nearest operator()(const nearest& a, const nearest& b) const {
+    return (b.distance < a.distance || (b.distance == a.distance && b.index < a.index)) ? b : a;
+  }
+};
+
+// What an iteration reports: the objective of its assignment and how many points changed cluster.
+struct summary {
+  double objective;
+  std::int64_t changed;
+};
+struct summary_op {
+  using value_type = summary;
+  static constexpr bool commutative = true;
+  SOAC_HD static summary identity() { return {0.0, 0}; }
+  SOAC_HD summary operator()(const summary& a, const summary& b) const { return {a.objective + b.objective, a.changed + b.changed}; }
+};
+
+SOAC_HD inline float squared_distance(const float* x, const float* c, std::int64_t d) {
+  float acc = 0.f;
+  for (std::int64_t j = 0; j < d; ++j) {
+    const float diff = x[j] - c[j];
+    acc = fmaf(diff, diff, acc);
+  }
+  return acc;
+}
+
+// The row of element e of a row-major array with rows of d: e / d, by multiplication where
+// e < 2^32 (fast_divisor is 32-bit), else by division.
+struct index_split {
+  std::int64_t d;
+  fast_divisor div;
+  bool narrow;
+  index_split(std::int64_t d_, std::int64_t total)
+      : d(d_), div(std::uint32_t(d_ <= 0xffffffffLL ? d_ : 1)), narrow(total <= 0xffffffffLL && d_ <= 0xffffffffLL) {}
+  SOAC_HD std::int64_t row(std::int64_t e) const { return narrow ? std::int64_t(div.divide(std::uint32_t(e))) : e / d; }
+};
+
+// ---- Functors given to the core ----------------------------------------------------------------
+
+// segreduce: |row s|^2 (the points' norms once, the centroids' every gemm iteration).
+struct row_squared_norm {
+  const float* rows;
+  std::int64_t d;
+  SOAC_HD float operator()(std::int64_t s, std::int64_t j) const {
+    const float v = rows[s * d + j];
+    return v * v;
+  }
+};
+
+// segreduce over one chunk's rows of the GEMM result (dots = -2 X C^T): the nearest centroid.
+struct gemm_nearest {
+  const float* dots;
+  const float* cnorm;
+  std::int64_t k;
+  SOAC_HD nearest operator()(std::int64_t q, std::int64_t c) const { return {cnorm[c] + dots[q * k + c], std::int32_t(c)}; }
+};
+
+// segreduce, one segment: the assignment's objective and the points whose cluster changed.
+struct summarize_points {
+  const nearest* now;
+  const nearest* before;
+  const float* xnorm;  // gemm: |x|^2, which the assignment's distances leave out; else null
+  SOAC_HD summary operator()(std::int64_t, std::int64_t p) const {
+    const double dist = double(now[p].distance) + (xnorm ? double(xnorm[p]) : 0.0);
+    return {dist, now[p].index != before[p].index ? 1 : 0};
+  }
+};
+
+// scatter: the squared distance of every point to its cluster's centroid (the final objective).
+struct assigned_distance {
+  const float* x;
+  const float* centroids;
+  const nearest* best;
+  std::int64_t d;
+  SOAC_HD write_at<std::int64_t, nearest> operator()(std::int64_t p) const {
+    const std::int32_t c = best[p].index;
+    return {p, nearest{squared_distance(x + p * d, centroids + std::int64_t(c) * d, d), c}};
+  }
+};
+
+// hist_fused, flattened sums: element (p, j) of the points counts p once (at j = 0) and adds
+// x[p][j] to float bin c * d + j, so one kernel serves every d.
+struct flat_updates {
+  const float* x;
+  const nearest* best;
+  index_split split;
+  SOAC_HD auto operator()(std::int64_t e) const {
+    const std::int64_t p = split.row(e), j = e - p * split.d;
+    const std::int64_t c = best[p].index;
+    return fused_updates{bin_value<int>{j == 0 ? c : -1, 1}, bin_value<float>{c * split.d + j, x[e]}};
+  }
+};
+
+// hist_fused, vector sums (SC20's map (+) bins): element (p, b) adds columns [W b, W b + W) of
+// point p to vector bin c * blocks + b, zeros past d.
+template <int W>
+struct block_updates {
+  const float* x;
+  const nearest* best;
+  std::int64_t d;
+  index_split split;  // by the number of blocks per point
+  SOAC_HD auto operator()(std::int64_t e) const {
+    const std::int64_t blocks = split.d;
+    const std::int64_t p = split.row(e), b = e - p * blocks;
+    const std::int64_t c = best[p].index;
+    vec<float, W> v;
+    for (int t = 0; t < W; ++t) {
+      const std::int64_t j = b * W + t;
+      v[t] = j < d ? x[p * d + j] : 0.f;
+    }
+    return fused_updates{bin_value<int>{b == 0 ? c : -1, 1}, bin_value<vec<float, W>>{c * blocks + b, v}};
+  }
+};
+
+SOAC_HD inline float sum_element(const float* sums, std::int64_t row_stride, std::int64_t c, std::int64_t j) {
+  return sums[c * row_stride + j];
+}
+template <int W>
+SOAC_HD float sum_element(const vec<float, W>* sums, std::int64_t blocks, std::int64_t c, std::int64_t j) {
+  return sums[c * blocks + j / W][int(j % W)];
+}
+
+// scatter over k * d: the new centroids, sums / counts; an empty cluster keeps its centroid.
+template <class S>
+struct finalize_centroids {
+  const S* sums;
+  std::int64_t row_stride;  // sums per cluster: d floats, or d / W vectors rounded up
+  const int* counts;
+  const float* old;
+  index_split split;  // by d
+  SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t e) const {
+    const std::int64_t c = split.row(e), j = e - c * split.d;
+    const int count = counts[c];
+    return {e, count > 0 ? sum_element(sums, row_stride, c, j) / float(count) : old[e]};
+  }
+};
+
+// ---- segreduce variant (FHPC17) ------------------------------------------------------------------
+
+struct membership_keys {
+  const nearest* best;
+  SOAC_HD auto operator()(std::int64_t p) const {
+    return writes(write_at<std::int64_t, std::uint32_t>{p, std::uint32_t(best[p].index)},
+                  write_at<std::int64_t, std::uint32_t>{p, std::uint32_t(p)});
+  }
+};
+
+// FHPC17's counts: segment c holds the one-hot column member[p] == c, k regular segments of n.
+struct cluster_indicator {
+  const nearest* best;
+  SOAC_HD int operator()(std::int64_t c, std::int64_t p) const { return best[p].index == c ? 1 : 0; }
+};
+
+// The sums as regular segments: with the points grouped by cluster (perm, sorted by membership),
+// segment c * d + j holds coordinate j of cluster c's points, padded with zeros to the largest
+// cluster so that every segment has the same length (the core's segreduce is regular).
+struct padded_sum {
+  const float* x;
+  const std::uint32_t* perm;
+  const int* offsets;
+  const int* counts;
+  index_split split;  // by d
+  SOAC_HD float operator()(std::int64_t s, std::int64_t t) const {
+    const std::int64_t c = split.row(s), j = s - c * split.d;
+    return t < counts[c] ? x[std::int64_t(perm[offsets[c] + t]) * split.d + j] : 0.f;
+  }
+};
+
+// ---- k-means++ (Arthur and Vassilvitskii 2007), on the core so both backends run it ---------
+
+struct copy_point {
+  const float* x;
+  const std::int64_t* chosen;
+  std::int64_t t, d;
+  SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t j) const { return {t * d + j, x[chosen[t] * d + j]}; }
+};
+
+// D(p) = min(D(p), |x_p - newest centre|^2).
+struct nearest_seed_distance {
+  const float* x;
+  const float* centre;
+  const float* dist;
+  std::int64_t d;
+  bool first;
+  SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t p) const {
+    const float v = squared_distance(x + p * d, centre, d);
+    return {p, first || v < dist[p] ? v : dist[p]};
+  }
+};
+
+struct as_double {
+  const float* v;
+  SOAC_HD double operator()(std::int64_t i) const { return double(v[i]); }
+};
+
+// The next centre: the first point whose inclusive prefix of D exceeds u * sum(D), so point p is
+// drawn with probability D(p) / sum(D). With every D zero (every point is a centre) it is the
+// point at u * n.
+struct draw_seed {
+  const double* prefix;
+  const float* dist;
+  std::int64_t n, slot;
+  double u;
+  SOAC_HD write_at<std::int64_t, std::int64_t> operator()(std::int64_t) const {
+    const double total = prefix[n - 1];
+    if (!(total > 0)) return {slot, std::min<std::int64_t>(n - 1, std::int64_t(u * double(n)))};
+    const double target = u * total;
+    std::int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (prefix[mid] > target) hi = mid;
+      else lo = mid + 1;
+    }
+    while (lo > 0 && !(dist[lo] > 0)) --lo;  // rounding put the target past the end
+    return {slot, lo};
+  }
+};
+
+// ---- Rodinia's structure --------------------------------------------------------------------
+
+// Rodinia's invert_mapping: the points transposed (feature-major), so that the membership
+// kernel's threads read consecutive addresses.
+struct transpose_points {
+  const float* x;
+  index_split split;  // by d
+  std::int64_t n;
+  SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t e) const {
+    const std::int64_t p = split.row(e), j = e - p * split.d;
+    return {j * n + p, x[e]};
+  }
+};
+
+// Rodinia's kmeansPoint: a thread per point, distances as a plain sum over the transposed
+// features. Rodinia keeps the centroids in constant memory (sized for 32 x 34, so larger k * d
+// overflows it unchecked); here they are read through the read-only cache, any size. Rodinia
+// starts from FLT_MAX and index -1, which leaves -1 (and an out-of-bounds host update) when every
+// distance overflows; this starts from infinity and centroid 0.
+SOAC_HD inline std::int32_t rodinia_nearest(const float* features_t, std::int64_t n, std::int64_t p, std::int64_t d,
+                                            const float* centroids, std::int64_t k) {
+  float min_dist = cuda::std::numeric_limits<float>::infinity();
+  std::int32_t index = 0;
+  for (std::int64_t c = 0; c < k; ++c) {
+    float ans = 0.f;
+    for (std::int64_t j = 0; j < d; ++j) {
+      const float diff = features_t[j * n + p] - centroids[c * d + j];
+      ans += diff * diff;
+    }
+    if (ans < min_dist) min_dist = ans, index = std::int32_t(c);
+  }
+  return index;
+}
+
+constexpr int rodinia_block_threads = 256;  // Rodinia: 16 x 16 threads per block
+
+__global__ void __launch_bounds__(rodinia_block_threads)
+    rodinia_membership_kernel(const float* __restrict__ features_t, std::int64_t n, std::int64_t d,
+                              const float* __restrict__ centroids, std::int64_t k, std::int32_t* membership) {
+  const std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p < n) membership[p] = rodinia_nearest(features_t, n, p, d, centroids, k);
+}
+
+// ---- Direct assignment ----------------------------------------------------------------------
+
+constexpr int assign_block_threads = 256;
+// Values of its point each lane holds in registers: points up to 32 x 16 = 512 features stay in
+// registers; longer ones are re-read (through L1) for every centroid.
+constexpr int assign_lane_values = 16;
+
+// Lanes per point: the fewest (a power of two up to a warp) whose registers hold the point.
+int assign_lanes(std::int64_t d) {
+  int lanes = 1;
+  while (lanes < 32 && std::int64_t(lanes) * assign_lane_values < d) lanes *= 2;
+  return lanes;
+}
+
+// A group of `lanes` lanes per point; lane s holds features s, s + lanes, ... and the group sums
+// its partial distances with butterfly shuffles. Every warp runs its loop the same number of
+// times (a point past n is computed on the last point and not stored), so the shuffles always
+// have all 32 lanes.
+__global__ void __launch_bounds__(assign_block_threads)
+    assign_direct_kernel(const float* __restrict__ x, std::int64_t n, std::int64_t d, const float* __restrict__ centroids,
+                         std::int64_t k, int lanes, nearest* __restrict__ best) {
+  const int lane = int(threadIdx.x & 31u);
+  const int sub = lane & (lanes - 1);
+  const int per_warp = 32 / lanes;
+  const std::int64_t warp = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t warps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  const bool in_registers = d <= std::int64_t(lanes) * assign_lane_values;
+  for (std::int64_t first = warp * per_warp; first < n; first += warps * per_warp) {
+    const std::int64_t p = first + lane / lanes;
+    const float* xp = x + (p < n ? p : n - 1) * d;
+    float xr[assign_lane_values];
+#pragma unroll
+    for (int r = 0; r < assign_lane_values; ++r) {
+      const std::int64_t j = std::int64_t(r) * lanes + sub;
+      xr[r] = in_registers && j < d ? __ldg(xp + j) : 0.f;
+    }
+    float best_dist = cuda::std::numeric_limits<float>::infinity();
+    std::int32_t best_index = 0;
+    for (std::int64_t c = 0; c < k; ++c) {
+      const float* cp = centroids + c * d;
+      float acc = 0.f;
+      if (in_registers) {
+#pragma unroll
+        for (int r = 0; r < assign_lane_values; ++r) {
+          const std::int64_t j = std::int64_t(r) * lanes + sub;
+          if (j < d) {
+            const float diff = xr[r] - __ldg(cp + j);
+            acc = fmaf(diff, diff, acc);
+          }
+        }
+      } else {
+        for (std::int64_t j = sub; j < d; j += lanes) {
+          const float diff = __ldg(xp + j) - __ldg(cp + j);
+          acc = fmaf(diff, diff, acc);
+        }
+      }
+      for (int offset = lanes >> 1; offset > 0; offset >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+      if (acc < best_dist) best_dist = acc, best_index = std::int32_t(c);
+    }
+    if (p < n && sub == 0) best[p] = {best_dist, best_index};
+  }
+}
+
+// ---- cuBLAS ---------------------------------------------------------------------------------
+
+void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const std::string where = std::string(file) + ":" + std::to_string(line);
+  if (status == CUBLAS_STATUS_ALLOC_FAILED)
+    throw resource_error(std::string(call) + " at " + where + ": cuBLAS could not allocate memory");
+  throw cuda_error(int(status), call, where, cublasGetStatusString(status));
+}
+#define KMEANS_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
+
+// A cuBLAS handle owned by one clustering, on the context's stream. FP32 SGEMM: CUBLAS_DEFAULT_MATH
+// computes with FP32 inputs and FP32 accumulation (TF32 tensor cores only under
+// CUBLAS_TF32_TENSOR_OP_MATH, BF16x9 emulation only under its own mode), and keeps cuBLAS's
+// fastest FP32 kernels, which CUBLAS_PEDANTIC_MATH may give up. The validator's bound holds for
+// any summation order, so nothing more is needed for the memberships to check.
+class blas_handle {
+ public:
+  blas_handle(const context& ctx, bool tf32) {
+    ctx.activate();
+    KMEANS_CUBLAS_CHECK(cublasCreate(&handle_));
+    KMEANS_CUBLAS_CHECK(cublasSetStream(handle_, ctx.stream()));
+    KMEANS_CUBLAS_CHECK(cublasSetMathMode(handle_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  }
+  ~blas_handle() {
+    if (handle_) cublasDestroy(handle_);
+  }
+  blas_handle(const blas_handle&) = delete;
+  blas_handle& operator=(const blas_handle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// ---- Plans: what `--variant NAME,KEY=VALUE,...` chooses -------------------------------------
+
+enum class update_kind { hist, segreduce, rodinia };
+enum class distance_kind { automatic, direct, gemm };
+enum class sums_kind { flat, vec4 };
+enum class init_kind { first, kmeanspp };
+
+constexpr int vector_width = 4;
+
+namespace kmeans_tuning {
+// gemm from this many centroids on: the direct kernel does one L1 load per multiply-add (about a
+// quarter of FP32 peak) and reads the points once, while SGEMM runs at ~50 TFLOP/s on the H100
+// and adds the distance matrix's trip through L2. At k = 5 the direct pass is bound by reading the
+// points (35 us at paper-k5); its arithmetic matches that read time near k = 16. To be measured.
+inline constexpr std::int64_t gemm_min_k = 32;
+// Points beyond what the direct kernel holds in registers (32 lanes x 16) re-read per centroid.
+inline constexpr std::int64_t gemm_min_d = 513;
+// gemm: chunks of points whose distance matrix takes at most this fraction of L2, so the argmin
+// reads it from L2 rather than DRAM (paper-k1024: 6400 points x 1024 centroids = 25 MiB).
+inline constexpr double chunk_l2_fraction = 0.5;
+// The host backend's chunk: 16 MiB of distances.
+inline constexpr std::size_t host_chunk_bytes = std::size_t{16} << 20;
+}  // namespace kmeans_tuning
+
+struct kmeans_plan {
+  update_kind update = update_kind::hist;
+  distance_kind distances = distance_kind::automatic;
+  sums_kind sums = sums_kind::flat;
+  std::int64_t chunk = 0;  // gemm: points per SGEMM; 0: from L2
+  bool tf32 = false;
+  hist_options hist;
+  std::string variant;  // as given (for the result)
+
+  std::string describe() const {
+    std::ostringstream s;
+    s << (update == update_kind::hist ? "hist" : update == update_kind::segreduce ? "segreduce" : "rodinia");
+    if (update == update_kind::rodinia) return s.str() + " (thread-per-point membership, host update)";
+    s << ", " << (distances == distance_kind::gemm ? "gemm" : "direct") << " distances";
+    if (distances == distance_kind::gemm) s << " (" << chunk << " points per SGEMM, " << (tf32 ? "TF32" : "FP32") << ")";
+    if (update == update_kind::hist) s << ", " << (sums == sums_kind::flat ? "flattened float sums" : "vec4 elementwise sums");
+    return s.str();
+  }
+};
+
+distance_kind parse_distances(std::string_view v) {
+  if (v == "auto") return distance_kind::automatic;
+  if (v == "direct") return distance_kind::direct;
+  if (v == "gemm") return distance_kind::gemm;
+  throw usage_error("kmeans: distances must be auto, direct or gemm, not '" + std::string(v) + "'");
+}
+
+kmeans_plan parse_variant(const std::string& text) {
+  kmeans_plan plan;
+  plan.variant = text.empty() ? "hist" : text;
+  const std::size_t comma = text.find(',');
+  const std::string name = text.substr(0, comma);
+  if (name.empty() || name == "hist") plan.update = update_kind::hist;
+  else if (name == "segreduce") plan.update = update_kind::segreduce;
+  else if (name == "rodinia") plan.update = update_kind::rodinia;
+  else throw usage_error("kmeans: unknown variant '" + name + "' (known: hist, segreduce, rodinia)");
+  if (comma == std::string::npos) return plan;
+  if (plan.update == update_kind::rodinia) throw usage_error("kmeans: the rodinia variant takes no settings (got '" + text + "')");
+  std::string_view rest = std::string_view(text).substr(comma + 1);
+  while (!rest.empty()) {
+    const std::size_t next = rest.find(',');
+    const std::string_view item = rest.substr(0, next);
+    rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) throw usage_error("kmeans: variant setting '" + std::string(item) + "' is not KEY=VALUE");
+    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "distances") {
+      plan.distances = parse_distances(value);
+    } else if (key == "chunk") {
+      const auto v = parse_number("chunk", value);
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0) throw usage_error("kmeans: chunk must be a count of points (0: from L2)");
+      plan.chunk = v.get<std::int64_t>();
+    } else if (key == "math") {
+      if (value != "fp32" && value != "tf32") throw usage_error("kmeans: math must be fp32 or tf32, not '" + std::string(value) + "'");
+      plan.tf32 = value == "tf32";
+    } else if (key == "sums" && plan.update == update_kind::hist) {
+      if (value == "flat") plan.sums = sums_kind::flat;
+      else if (value == "vec4") plan.sums = sums_kind::vec4;
+      else throw usage_error("kmeans: sums must be flat or vec4, not '" + std::string(value) + "'");
+    } else if (plan.update == update_kind::hist && (key == "strategy" || key == "M")) {
+      set_hist_option(plan.hist, key, value);  // what hist_fused takes of the hist options
+      check_hist_options(plan.hist);
+    } else {
+      throw usage_error("kmeans: the " + name + " variant takes distances, chunk, math" +
+                        (plan.update == update_kind::hist ? ", sums, strategy and M" : "") + ", not '" + std::string(key) + "'");
+    }
+  }
+  return plan;
+}
+
+// Auto choices that depend on the data and the device.
+void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::int64_t d, std::int64_t k) {
+  if (plan.distances == distance_kind::automatic)
+    plan.distances = k >= kmeans_tuning::gemm_min_k || (d >= kmeans_tuning::gemm_min_d && k > 1) ? distance_kind::gemm
+                                                                                                    : distance_kind::direct;
+  if (plan.distances == distance_kind::gemm && plan.chunk == 0) {
+    const double bytes = ctx.is_cuda() ? kmeans_tuning::chunk_l2_fraction * double(ctx.props().l2_bytes)
+                                       : double(kmeans_tuning::host_chunk_bytes);
+    plan.chunk = std::max<std::int64_t>(1, std::int64_t(bytes / (4.0 * double(k))));
+  }
+  plan.chunk = std::min(plan.chunk, n);
+  if (plan.tf32 && plan.distances != distance_kind::gemm) throw usage_error("kmeans: math=tf32 applies to gemm distances only");
+}
+
+// ---- Small helpers over both backends -------------------------------------------------------
+
+template <class T>
+void fill_zero(context& ctx, span<T> s) {
+  ctx.fill_zero(s.data(), s.size_bytes());
+}
+
+template <class T>
+void copy_within(context& ctx, span<T> to, span<const T> from) {
+  ctx.copy_within(to.data(), from.data(), from.size_bytes());
+}
+
+template <class T>
+struct constant {
+  T value;
+  SOAC_HD write_at<std::int64_t, T> operator()(std::int64_t i) const { return {i, value}; }
+};
+
+// ---- The clustering -------------------------------------------------------------------------
+
+struct kmeans_config {
+  std::int64_t k = 5;
+  double threshold = 0.001;
+  std::int64_t max_iterations = 500;
+  init_kind init = init_kind::first;
+  std::uint64_t seed = 1;
+};
+
+struct step_report {
+  std::int64_t changed = 0;
+  double objective = std::numeric_limits<double>::quiet_NaN();  // of this step's assignment
+};
+
+struct clustering {
+  std::vector<float> centroids, initial_centroids;
+  std::vector<std::int32_t> membership, first_membership;
+  std::vector<std::int64_t> changed;
+  std::vector<double> objectives;
+  std::int64_t iterations = 0;
+  double objective = 0;  // of the final centroids and memberships
+  double ms = 0;         // initialisation and iterations
+};
+
+// One dataset on one context with one plan: the device state of Lloyd's iterations.
+class kmeans_engine {
+ public:
+  kmeans_engine(context& ctx, const kmeans_points& pts, std::int64_t k, kmeans_plan plan)
+      : ctx_(ctx), n_(pts.n), d_(pts.d), k_(k), plan_(std::move(plan)), host_x_(pts.features) {
+    resolve_plan(plan_, ctx, n_, d_, k_);
+    x_ = buffer<float>(ctx, std::span<const float>(pts.features));
+    const std::size_t kd = std::size_t(k_ * d_);
+    centroids_ = buffer<float>(ctx, kd);
+    next_ = buffer<float>(ctx, kd);
+    initial_ = buffer<float>(ctx, kd);
+    if (plan_.update == update_kind::rodinia) {
+      features_t_ = buffer<float>(ctx, std::size_t(n_ * d_));
+      scatter(ctx, n_ * d_, transpose_points{x_.data(), index_split(d_, n_ * d_), n_}, features_t_);
+      membership_dev_ = buffer<std::int32_t>(ctx, std::size_t(n_));
+      host_centroids_.resize(kd);
+      host_next_.resize(kd);
+      host_membership_.resize(std::size_t(n_));
+      host_previous_.resize(std::size_t(n_));
+      host_sums_.resize(kd);
+      host_counts_.resize(std::size_t(k_));
+    }
+    best_ = buffer<nearest>(ctx, std::size_t(n_));
+    previous_ = buffer<nearest>(ctx, std::size_t(n_));
+    first_ = buffer<nearest>(ctx, std::size_t(n_));
+    summary_ = buffer<summary>(ctx, 1);
+    if (plan_.update != update_kind::rodinia) {
+      counts_ = buffer<int>(ctx, std::size_t(k_));
+      if (plan_.update == update_kind::hist && plan_.sums == sums_kind::vec4) sums4_ = buffer<vec<float, vector_width>>(ctx, std::size_t(k_ * blocks()));
+      else sums_ = buffer<float>(ctx, kd);
+    }
+    if (plan_.update == update_kind::segreduce) {
+      keys_ = buffer<std::uint32_t>(ctx, std::size_t(n_));
+      perm_ = buffer<std::uint32_t>(ctx, std::size_t(n_));
+      offsets_ = buffer<int>(ctx, std::size_t(k_));
+    }
+    if (plan_.update != update_kind::rodinia && plan_.distances == distance_kind::gemm) {
+      xnorm_ = buffer<float>(ctx, std::size_t(n_));
+      cnorm_ = buffer<float>(ctx, std::size_t(k_));
+      dots_ = buffer<float>(ctx, std::size_t(plan_.chunk * k_));
+      segreduce(ctx, n_, d_, row_squared_norm{x_.data(), d_}, xnorm_.view(), plus<float>{});
+      if (ctx.is_cuda()) blas_.emplace(ctx, plan_.tf32);
+    }
+  }
+
+  const kmeans_plan& plan() const { return plan_; }
+
+  // Initial centroids and no previous memberships (every point changes in the first iteration).
+  void initialize(init_kind init, std::uint64_t seed) {
+    if (init == init_kind::first) copy_within(ctx_, centroids_.view(), span<const float>(x_.data(), std::size_t(k_ * d_)));
+    else seed_kmeanspp(seed);
+    if (plan_.update == update_kind::rodinia) {
+      centroids_.copy_to(host_centroids_);
+      std::fill(host_previous_.begin(), host_previous_.end(), -1);
+    } else {
+      scatter(ctx_, n_, constant<nearest>{{0.f, -1}}, previous_);
+    }
+  }
+
+  // One iteration. advance: read its report, keep its centroids and memberships (else, for
+  // timing, the next call repeats the same iteration and nothing waits for the device except
+  // what the variant itself must wait for).
+  step_report step(bool advance, bool want_objective) {
+    if (plan_.update == update_kind::rodinia) return rodinia_step(advance, want_objective);
+    assign();
+    const nearest* before = previous_.data();
+    segreduce(ctx_, 1, n_, summarize_points{best_.data(), before, xnorm_.empty() ? nullptr : xnorm_.data()}, summary_.view(),
+              summary_op{});
+    if (plan_.update == update_kind::hist) update_hist();
+    else update_segreduce();
+    step_report rep;
+    if (!advance) return rep;
+    const summary s = summary_.to_vector()[0];
+    rep.changed = s.changed;
+    rep.objective = s.objective;
+    best_.swap(previous_);
+    centroids_.swap(next_);
+    return rep;
+  }
+
+  // Initialisation and Lloyd's iterations until convergence (what `soac bench` times as the whole
+  // clustering); progress, when given, sees every step with its objective. Returns the iterations.
+  std::int64_t iterate(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress,
+                       clustering* record = nullptr) {
+    initialize(cfg.init, cfg.seed);
+    copy_within(ctx_, initial_.view(), span<const float>(centroids_.data(), centroids_.size()));
+    std::int64_t iterations = 0;
+    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+      const step_report rep = step(true, bool(progress));
+      if (it == 1) keep_first_membership();
+      iterations = it;
+      if (record) record->changed.push_back(rep.changed), record->objectives.push_back(rep.objective);
+      if (progress) progress(it, rep);
+      if (double(rep.changed) <= cfg.threshold * double(n_)) break;
+    }
+    return iterations;
+  }
+
+  // iterate(), timed, and its results copied back with the final objective.
+  clustering cluster(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress) {
+    clustering out;
+    const auto t0 = std::chrono::steady_clock::now();
+    out.iterations = iterate(cfg, progress, &out);
+    ctx_.synchronize();
+    out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out.initial_centroids = initial_.to_vector();
+    out.centroids = centroids();
+    out.membership = membership();
+    out.first_membership = plan_.update == update_kind::rodinia ? host_first_ : indices_of(first_);
+    out.objective = final_objective();
+    return out;
+  }
+
+  // The objective of the current centroids and memberships (after iterate()).
+  double objective() { return final_objective(); }
+
+  // What the last update's primitives chose (hist_fused's plan, or the segreduce calls').
+  const std::string& update_plan() const { return update_plan_; }
+
+  std::vector<float> centroids() const {
+    if (plan_.update == update_kind::rodinia) return host_centroids_;
+    return centroids_.to_vector();
+  }
+  std::vector<std::int32_t> membership() const {
+    if (plan_.update == update_kind::rodinia) return host_previous_;
+    return indices_of(previous_);
+  }
+
+ private:
+  std::int64_t blocks() const { return (d_ + vector_width - 1) / vector_width; }
+
+  static std::vector<std::int32_t> indices_of(const buffer<nearest>& b) {
+    const auto v = b.to_vector();
+    std::vector<std::int32_t> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = v[i].index;
+    return out;
+  }
+
+  void keep_first_membership() {
+    if (plan_.update == update_kind::rodinia) host_first_ = host_previous_;
+    else copy_within(ctx_, first_.view(), span<const nearest>(previous_.data(), previous_.size()));
+  }
+
+  // ---- assignment
+
+  void assign() {
+    if (plan_.distances == distance_kind::gemm) assign_gemm();
+    else assign_direct();
+  }
+
+  void assign_direct() {
+    const float* x = x_.data();
+    const float* c = centroids_.data();
+    nearest* best = best_.data();
+    const std::int64_t n = n_, d = d_, k = k_;
+    if (ctx_.is_cuda()) {
+      ctx_.activate();
+      const int lanes = assign_lanes(d);
+      const std::int64_t per_block = assign_block_threads / lanes;
+      const int per_sm = detail::resident_blocks(assign_direct_kernel, assign_block_threads, 0, "assign_direct_kernel");
+      const std::int64_t grid = std::clamp<std::int64_t>(detail::ceil_div(n, per_block), 1, std::int64_t(ctx_.props().sm_count) * per_sm);
+      assign_direct_kernel<<<unsigned(grid), assign_block_threads, 0, ctx_.stream()>>>(x, n, d, c, k, lanes, best);
+      SOAC_CHECK_LAUNCH("assign_direct_kernel");
+      return;
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t p = 0; p < n; ++p) {
+      nearest b = nearest_op::identity();
+      for (std::int64_t j = 0; j < k; ++j) b = nearest_op{}(b, nearest{squared_distance(x + p * d, c + j * d, d), std::int32_t(j)});
+      best[p] = b;
+    }
+  }
+
+  void assign_gemm() {
+    segreduce(ctx_, k_, d_, row_squared_norm{centroids_.data(), d_}, cnorm_.view(), plus<float>{});
+    for (std::int64_t p0 = 0; p0 < n_; p0 += plan_.chunk) {
+      const std::int64_t rows = std::min(plan_.chunk, n_ - p0);
+      negative_dots(p0, rows);
+      segreduce(ctx_, rows, k_, gemm_nearest{dots_.data(), cnorm_.data(), k_}, span<nearest>(best_.data() + p0, std::size_t(rows)),
+                nearest_op{});
+    }
+  }
+
+  // dots[q * k + c] = -2 x_{p0+q} . c_c for the chunk's rows.
+  void negative_dots(std::int64_t p0, std::int64_t rows) {
+    const float* x = x_.data() + p0 * d_;
+    if (blas_) {
+      // Column-major view: C is d x k, the chunk is d x rows; dots (k x rows) = -2 C^T X.
+      const float alpha = -2.f, beta = 0.f;
+      KMEANS_CUBLAS_CHECK(cublasSgemm(blas_->get(), CUBLAS_OP_T, CUBLAS_OP_N, int(k_), int(rows), int(d_), &alpha,
+                                      centroids_.data(), int(d_), x, int(d_), &beta, dots_.data(), int(k_)));
+      return;
+    }
+    const float* c = centroids_.data();
+    float* dots = dots_.data();
+    const std::int64_t d = d_, k = k_;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t q = 0; q < rows; ++q)
+      for (std::int64_t j = 0; j < k; ++j) {
+        float acc = 0.f;
+        for (std::int64_t i = 0; i < d; ++i) acc = fmaf(x[q * d + i], c[j * d + i], acc);
+        dots[q * k + j] = -2.f * acc;
+      }
+  }
+
+  // ---- update
+
+  void update_hist() {
+    fill_zero(ctx_, counts_.view());
+    const std::int64_t total = n_ * d_;
+    hist_plan used;
+    if (plan_.sums == sums_kind::flat) {
+      fill_zero(ctx_, sums_.view());
+      used = hist_fused(ctx_, plan_.hist, total, flat_updates{x_.data(), best_.data(), index_split(d_, total)}, counts_.view(),
+                        plus<int>{}, sums_.view(), plus<float>{});
+      finalize(sums_.data(), d_);
+    } else {
+      fill_zero(ctx_, sums4_.view());
+      const std::int64_t elements = n_ * blocks();
+      used = hist_fused(ctx_, plan_.hist, elements,
+                        block_updates<vector_width>{x_.data(), best_.data(), d_, index_split(blocks(), elements)},
+                        counts_.view(), plus<int>{}, sums4_.view(), elementwise<plus<float>, vector_width>{});
+      finalize(sums4_.data(), blocks());
+    }
+    update_plan_ = "hist_fused: " + used.describe();
+  }
+
+  void update_segreduce() {
+    scatter(ctx_, n_, membership_keys{best_.data()}, keys_, perm_);
+    const sort_plan sorted = radix_sort(ctx_, keys_.view(), perm_.view());
+    const segreduce_plan counted = segreduce(ctx_, k_, n_, cluster_indicator{best_.data()}, counts_.view(), plus<int>{});
+    scan(ctx_, k_, from_array(counts_), offsets_.view(), plus<int>{}, scan_kind::exclusive);
+    // The padding needs the largest cluster on the host: the variant's one wait per iteration.
+    const auto host_counts = counts_.to_vector();
+    const std::int64_t longest = *std::max_element(host_counts.begin(), host_counts.end());
+    const segreduce_plan summed =
+        segreduce(ctx_, k_ * d_, longest, padded_sum{x_.data(), perm_.data(), offsets_.data(), counts_.data(), index_split(d_, k_ * d_)},
+                  sums_.view(), plus<float>{});
+    finalize(sums_.data(), d_);
+    update_plan_ = "radix_sort: " + sorted.describe() + "; counts segreduce: " + counted.describe() + "; sums segreduce (" +
+                   std::to_string(k_ * d_) + " segments of " + std::to_string(longest) + "): " + summed.describe();
+  }
+
+  template <class S>
+  void finalize(const S* sums, std::int64_t row_stride) {
+    scatter(ctx_, k_ * d_, finalize_centroids<S>{sums, row_stride, counts_.data(), centroids_.data(), index_split(d_, k_ * d_)},
+            next_);
+  }
+
+  // ---- Rodinia's iteration: membership on the device, the rest on the host
+
+  step_report rodinia_step(bool advance, bool want_objective) {
+    centroids_.copy_from(host_centroids_);  // Rodinia: cudaMemcpyToSymbol of the clusters
+    if (ctx_.is_cuda()) {
+      ctx_.activate();
+      rodinia_membership_kernel<<<unsigned(detail::ceil_div(n_, rodinia_block_threads)), rodinia_block_threads, 0, ctx_.stream()>>>(
+          features_t_.data(), n_, d_, centroids_.data(), k_, membership_dev_.data());
+      SOAC_CHECK_LAUNCH("rodinia_membership_kernel");
+    } else {
+      const float* ft = features_t_.data();
+      const float* c = centroids_.data();
+      std::int32_t* m = membership_dev_.data();
+      const std::int64_t n = n_, d = d_, k = k_;
+#pragma omp parallel for schedule(static)
+      for (std::int64_t p = 0; p < n; ++p) m[p] = rodinia_nearest(ft, n, p, d, c, k);
+    }
+    membership_dev_.copy_to(host_membership_);
+    // kmeansCuda's host loop, one thread: changes, counts and sums.
+    step_report rep;
+    std::fill(host_sums_.begin(), host_sums_.end(), 0.f);
+    std::fill(host_counts_.begin(), host_counts_.end(), 0);
+    for (std::int64_t p = 0; p < n_; ++p) {
+      const std::int32_t c = host_membership_[std::size_t(p)];
+      ++host_counts_[std::size_t(c)];
+      rep.changed += c != host_previous_[std::size_t(p)];
+      const float* xp = host_x_.data() + p * d_;
+      float* s = host_sums_.data() + std::int64_t(c) * d_;
+      for (std::int64_t j = 0; j < d_; ++j) s[j] += xp[j];
+    }
+    for (std::int64_t c = 0; c < k_; ++c)
+      for (std::int64_t j = 0; j < d_; ++j) {
+        const std::size_t e = std::size_t(c * d_ + j);
+        host_next_[e] = host_counts_[std::size_t(c)] > 0 ? host_sums_[e] / float(host_counts_[std::size_t(c)]) : host_centroids_[e];
+      }
+    if (want_objective) {
+      rep.objective = 0;
+      for (std::int64_t p = 0; p < n_; ++p)
+        rep.objective += squared_distance(host_x_.data() + p * d_, host_centroids_.data() + host_membership_[std::size_t(p)] * d_, d_);
+    }
+    if (advance) {
+      host_previous_.swap(host_membership_);
+      host_centroids_.swap(host_next_);
+    }
+    return rep;
+  }
+
+  // ---- initialisation and the final objective
+
+  void seed_kmeanspp(std::uint64_t seed) {
+    constexpr std::uint64_t stream = 0x6b6d65616e732b2bull;  // "kmeans++"
+    buffer<float> dist(ctx_, std::size_t(n_), lifetime::temporary);
+    buffer<double> prefix(ctx_, std::size_t(n_), lifetime::temporary);
+    buffer<std::int64_t> chosen(ctx_, std::size_t(k_), lifetime::temporary);
+    const std::int64_t first = std::int64_t(datasets::random_below(datasets::random_word(seed, stream, 0), std::uint64_t(n_)));
+    ctx_.copy_to_backend(chosen.data(), &first, sizeof first);
+    for (std::int64_t t = 0; t < k_; ++t) {
+      scatter(ctx_, d_, copy_point{x_.data(), chosen.data(), t, d_}, centroids_);
+      if (t + 1 == k_) break;
+      scatter(ctx_, n_, nearest_seed_distance{x_.data(), centroids_.data() + t * d_, dist.data(), d_, t == 0}, dist);
+      scan(ctx_, n_, as_double{dist.data()}, prefix.view(), plus<double>{});
+      scatter(ctx_, 1, draw_seed{prefix.data(), dist.data(), n_, t + 1, datasets::random_unit(seed, stream, std::uint64_t(t + 1))},
+              chosen);
+    }
+  }
+
+  double final_objective() {
+    if (plan_.update == update_kind::rodinia) {
+      // The memberships are on the host; the objective runs on the backend like the others'.
+      std::vector<nearest> m(host_previous_.size());
+      for (std::size_t p = 0; p < m.size(); ++p) m[p] = {0.f, host_previous_[p]};
+      previous_.copy_from(m);
+      centroids_.copy_from(host_centroids_);
+    }
+    scatter(ctx_, n_, assigned_distance{x_.data(), centroids_.data(), previous_.data(), d_}, best_);
+    segreduce(ctx_, 1, n_, summarize_points{best_.data(), best_.data(), nullptr}, summary_.view(), summary_op{});
+    return summary_.to_vector()[0].objective;
+  }
+
+  context& ctx_;
+  std::int64_t n_, d_, k_;
+  kmeans_plan plan_;
+  const std::vector<float>& host_x_;
+  buffer<float> x_, centroids_, next_;
+  buffer<nearest> best_, previous_, first_;
+  buffer<summary> summary_;
+  buffer<int> counts_, offsets_;
+  buffer<float> sums_;
+  buffer<vec<float, vector_width>> sums4_;
+  buffer<std::uint32_t> keys_, perm_;
+  buffer<float> xnorm_, cnorm_, dots_;
+  std::optional<blas_handle> blas_;
+  buffer<float> initial_;
+  std::string update_plan_;
+  // rodinia
+  buffer<float> features_t_;
+  buffer<std::int32_t> membership_dev_;
+  std::vector<float> host_centroids_, host_next_, host_sums_;
+  std::vector<std::int32_t> host_membership_, host_previous_, host_first_;
+  std::vector<int> host_counts_;
+};
+
+
+// ---- Datasets ---------------------------------------------------------------------------------
+
+constexpr std::int64_t max_points = std::numeric_limits<std::int32_t>::max();
+// n * d floats a dataset may hold: 64 GiB.
+constexpr std::int64_t max_features = std::int64_t{1} << 34;
+
+struct kmeans_spec {
+  std::int64_t n = 0, d = 0, k = 0, blobs = 0, max_iterations = 500;
+  double spread = 0, threshold = 0.001;
+  std::string init = "first";
+  bool whole = true;     // bench: also time the whole clustering
+  std::string variants;  // bench: variants timed per iteration besides rodinia, hist, segreduce
+};
+
+init_kind parse_init(const std::string& v) {
+  if (v == "first") return init_kind::first;
+  if (v == "kmeans++") return init_kind::kmeanspp;
+  throw usage_error("kmeans: init must be first or kmeans++, not '" + v + "'");
+}
+
+std::string string_param(const nlohmann::json& params, const std::string& key) {
+  if (!params.contains(key) || !params[key].is_string()) throw usage_error("parameter " + key + " must be a string");
+  return params[key].get<std::string>();
+}
+
+kmeans_spec spec_of(const nlohmann::json& params) {
+  kmeans_spec s;
+  s.n = int_param(params, "n", 1, max_points);
+  s.d = int_param(params, "d", 1, max_features);
+  s.k = int_param(params, "k", 1, max_points);
+  s.blobs = int_param(params, "blobs", 0, 1 << 20);
+  s.spread = real_param(params, "spread", 0, 1e6);
+  s.threshold = real_param(params, "threshold", 0, 1);
+  s.max_iterations = int_param(params, "max_iterations", 1, 1'000'000'000);
+  s.init = string_param(params, "init");
+  parse_init(s.init);
+  s.whole = int_param(params, "whole", 0, 1) == 1;
+  s.variants = string_param(params, "variants");
+  if (s.n * s.d > max_features)
+    throw usage_error("kmeans: n x d = " + std::to_string(s.n * s.d) + " features exceed the limit of 2^34");
+  if (s.k > s.n) throw usage_error("kmeans: k = " + std::to_string(s.k) + " exceeds n = " + std::to_string(s.n) + " points");
+  return s;
+}
+
+// Uniform features in [0, 1) (blobs = 0), or Gaussian blobs of different sizes: centres uniform in
+// [0, 1)^d, standard deviation `spread`, blob b drawn with weight 1 + 3 u_b. Counter-based: the
+// same seed gives the same points on any number of threads.
+std::vector<float> generate_points(const kmeans_spec& s, std::uint64_t seed) {
+  enum : std::uint64_t { features = 1, centres, weights, blob_of, noise };
+  std::vector<float> x(static_cast<std::size_t>(s.n * s.d));
+  float* out = x.data();
+  const std::int64_t n = s.n, d = s.d;
+  auto unit_float = [](std::uint64_t word) { return float(word >> 40) * 0x1.0p-24f; };  // exact, in [0, 1)
+  if (s.blobs == 0) {
+    const std::uint64_t key = datasets::stream_key(seed, features);
+    SOAC_OMP_PARALLEL_FOR
+    for (std::int64_t e = 0; e < n * d; ++e) out[e] = unit_float(datasets::keyed_word(key, std::uint64_t(e)));
+    return x;
+  }
+  std::vector<double> centre(static_cast<std::size_t>(s.blobs * d)), cumulative(static_cast<std::size_t>(s.blobs));
+  for (std::int64_t i = 0; i < s.blobs * d; ++i) centre[std::size_t(i)] = datasets::random_unit(seed, centres, std::uint64_t(i));
+  double total = 0;
+  for (std::int64_t b = 0; b < s.blobs; ++b) cumulative[std::size_t(b)] = total += 1 + 3 * datasets::random_unit(seed, weights, std::uint64_t(b));
+  const double pi = 3.14159265358979323846, spread = s.spread;
+  const std::int64_t blobs = s.blobs;
+  const double* c = centre.data();
+  const double* cum = cumulative.data();
+  SOAC_OMP_PARALLEL_FOR
+  for (std::int64_t p = 0; p < n; ++p) {
+    const double u = datasets::random_unit(seed, blob_of, std::uint64_t(p)) * total;
+    std::int64_t b = 0;
+    while (b + 1 < blobs && cum[b] <= u) ++b;
+    for (std::int64_t j = 0; j < d; ++j) {
+      // Box-Muller from two uniforms of the point's coordinate.
+      const std::uint64_t i = std::uint64_t(p * d + j);
+      const double u1 = datasets::random_unit(seed, noise, 2 * i), u2 = datasets::random_unit(seed, noise, 2 * i + 1);
+      const double z = std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2 * pi * u2);
+      out[p * d + j] = float(c[b * d + j] + spread * z);
+    }
+  }
+  return x;
+}
+
+struct loaded_points {
+  kmeans_points pts;
+  nlohmann::json params = nlohmann::json::object();  // a bundle's parameters (k, threshold, ...)
+};
+
+loaded_points load_points(const std::vector<std::filesystem::path>& inputs, const std::string& format) {
+  if (inputs.size() != 1) throw usage_error("kmeans reads one input (-i), got " + std::to_string(inputs.size()));
+  loaded_points out;
+  if (format == "rodinia") {
+    out.pts = datasets::read_rodinia_kmeans_text(inputs[0]);
+  } else if (format == "rodinia-bin") {
+    out.pts = datasets::read_rodinia_kmeans_binary(inputs[0]);
+  } else {
+    const auto in = bundle::open(inputs[0], "dataset", "kmeans");
+    const auto h = in.header("features");
+    if (h.shape.size() != 2 || h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > max_points)
+      throw input_error(in.path_of("features").string() + ": features must be an n x d array with n in [1, 2^31) and d >= 1, not " +
+                        datasets::shape_string(h.shape));
+    out.pts.n = h.shape[0];
+    out.pts.d = h.shape[1];
+    out.pts.features = in.read<float>("features");
+    for (std::size_t i = 0; i < out.pts.features.size(); ++i)
+      if (!std::isfinite(out.pts.features[i]))
+        throw input_error(in.path_of("features").string() + ": feature " + std::to_string(i % std::size_t(out.pts.d)) + " of point " +
+                          std::to_string(i / std::size_t(out.pts.d)) + " is not finite");
+    out.params = in.params();
+  }
+  return out;
+}
+
+// Rodinia's defaults (kmeans -m 5 -t 0.001, at most 500 loops) for files that carry none.
+const nlohmann::json rodinia_defaults = {{"k", 5}, {"threshold", 0.001}, {"max_iterations", 500}, {"init", "first"}};
+
+// A run setting: its --set value, or with "dataset" the dataset's parameter (Rodinia's default
+// for Rodinia files).
+nlohmann::json setting_value(const nlohmann::json& settings, const nlohmann::json& dataset, const std::string& key) {
+  const auto& v = settings.at(key);
+  if (!v.is_string() || v.get<std::string>() != "dataset") return v;
+  return dataset.contains(key) ? dataset[key] : rodinia_defaults[key];
+}
+
+kmeans_config config_of(const nlohmann::json& settings, const nlohmann::json& dataset, std::int64_t n) {
+  auto number = [&](const std::string& key) {
+    nlohmann::json v = setting_value(settings, dataset, key);
+    return v.is_string() ? parse_number(key, v.get<std::string>()) : v;
+  };
+  nlohmann::json values = {{"k", number("k")}, {"threshold", number("threshold")}, {"max_iterations", number("max_iterations")},
+                           {"seed", number("seed")}};
+  kmeans_config cfg;
+  cfg.k = int_param(values, "k", 1, max_points);
+  if (cfg.k > n) throw usage_error("kmeans: k = " + std::to_string(cfg.k) + " exceeds the " + std::to_string(n) + " points");
+  cfg.threshold = real_param(values, "threshold", 0, 1);
+  cfg.max_iterations = int_param(values, "max_iterations", 1, 1'000'000'000);
+  cfg.seed = std::uint64_t(int_param(values, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+  const nlohmann::json init = setting_value(settings, dataset, "init");
+  cfg.init = parse_init(init.is_string() ? init.get<std::string>() : init.dump());
+  return cfg;
+}
+
+std::string init_name(init_kind i) { return i == init_kind::first ? "first" : "kmeans++"; }
+
+// Rodinia's `-o` listing of the centroids.
+std::string rodinia_listing(const std::vector<float>& centroids, std::int64_t k, std::int64_t d) {
+  std::ostringstream s;
+  s << "\n================= Centroid Coordinates =================\n";
+  char buf[64];
+  for (std::int64_t c = 0; c < k; ++c) {
+    s << c << ":";
+    for (std::int64_t j = 0; j < d; ++j) {
+      std::snprintf(buf, sizeof buf, " %.2f", double(centroids[std::size_t(c * d + j)]));
+      s << buf;
+    }
+    s << "\n\n";
+  }
+  return s.str();
+}
+
+class kmeans_app final : public app {
+ public:
+  std::string name() const override { return "kmeans"; }
+  std::string summary() const override {
+    return "k-means clustering (Lloyd): cuBLAS or direct distances, the update as one fused histogram of counts and sums "
+           "(SC20 V-D1) or as segmented reductions (FHPC17 4), Rodinia's structure as the baseline";
+  }
+  std::vector<preset> presets() const override {
+    auto p = [](std::int64_t n, std::int64_t d, std::int64_t k, std::int64_t blobs, double spread, int whole) {
+      return nlohmann::json{{"n", n},           {"d", d},           {"k", k},         {"blobs", blobs},
+                            {"spread", spread}, {"threshold", 0.001}, {"max_iterations", 500}, {"init", "first"},
+                            {"whole", whole},   {"variants", ""}};
+    };
+    return {{"rodinia-204800", "Rodinia's 204800.txt shape: 204,800 x 34, k = 5, Gaussian blobs of different sizes",
+             p(204'800, 34, 5, 12, 0.25, 1)},
+            {"kdd", "Rodinia's kdd_cup shape: 494,019 x 34, k = 5, Gaussian blobs of different sizes", p(494'019, 34, 5, 12, 0.25, 1)},
+            {"paper-k1024", "SC20 V-D1: n = 100,000, d = 256, k = 1024, uniform features (bench: per iteration only)",
+             p(100'000, 256, 1024, 0, 0, 0)},
+            {"paper-k5", "SC20 V-D1: n = 100,000, d = 256, k = 5, uniform features (bench: per iteration only)",
+             p(100'000, 256, 5, 0, 0, 0)},
+            {"tiny", "3,000 x 6, k = 5, separated blobs (tests)", p(3000, 6, 5, 5, 0.05, 1)},
+            {"tiny-uniform", "2,000 x 16, k = 12, uniform features (tests)", p(2000, 16, 12, 0, 0, 1)}};
+  }
+  std::vector<std::string> variants() const override { return {"hist", "segreduce", "rodinia"}; }
+  std::string variant_settings() const override {
+    return "hist and segreduce: distances=auto|direct|gemm, chunk=POINTS (per SGEMM; 0: half of L2), math=fp32|tf32; hist also "
+           "sums=flat|vec4 and the fused histogram's strategy=shared|global and M=N (copies per block). "
+           "E.g. hist,distances=gemm,sums=vec4";
+  }
+  std::vector<std::string> bench_presets() const override { return {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"}; }
+  std::vector<file_format> input_formats() const override {
+    return {{"rodinia", "Rodinia's text points: a line per point, an integer id then the features (-i FILE)"},
+            {"rodinia-bin", "Rodinia's binary points (kmeans -b): int32 n, int32 d, n x d float32 (-i FILE)"}};
+  }
+  std::vector<setting> run_settings() const override {
+    return {{"k", "dataset", "clusters; 'dataset': the bundle's k (5 for Rodinia files)"},
+            {"threshold", "dataset", "stop once at most this fraction of the points changed cluster (Rodinia: 0.001)"},
+            {"max_iterations", "dataset", "at most this many iterations (Rodinia: 500)"},
+            {"init", "dataset", "initial centroids: first (the first k points, Rodinia's) or kmeans++"},
+            {"seed", 1, "random seed of kmeans++"}};
+  }
+
+  void generate(const gen_request& r) const override {
+    const auto s = spec_of(r.params);
+    const auto x = generate_points(s, r.seed);
+    if (r.format == "rodinia") return datasets::write_rodinia_kmeans_text(r.output, s.n, s.d, x);
+    if (r.format == "rodinia-bin") return datasets::write_rodinia_kmeans_binary(r.output, s.n, s.d, x);
+    datasets::bundle_writer out(r.output, "dataset", name());
+    const std::int64_t shape[2] = {s.n, s.d};
+    out.add("features", datasets::dtype::f32, shape, x.data());
+    finish_dataset(out, r);
+  }
+
+  std::string run(context& ctx, const run_request& r) const override {
+    const auto plan = parse_variant(r.variant);
+    const auto data = load_points(r.inputs, r.format);
+    const auto cfg = config_of(r.settings, data.params, data.pts.n);
+    const std::int64_t n = data.pts.n, d = data.pts.d;
+    kmeans_engine engine(ctx, data.pts, cfg.k, plan);
+    std::ostringstream msg;
+    msg << "kmeans: " << n << " points x " << d << " features, k = " << cfg.k << " on " << ctx.describe() << "\n  "
+        << engine.plan().describe();
+    std::function<void(std::int64_t, const step_report&)> progress;
+    if (r.verbose)
+      progress = [&](std::int64_t it, const step_report& rep) {
+        std::cout << "  iteration " << it << ": " << rep.changed << " of " << n << " points changed cluster ("
+                  << std::setprecision(3) << 100.0 * double(rep.changed) / double(n) << "%), objective " << std::setprecision(10)
+                  << rep.objective << std::endl;
+      };
+    const clustering res = engine.cluster(cfg, progress);
+
+    datasets::bundle_writer out(r.output, "result", name());
+    const std::int64_t kd[2] = {cfg.k, d};
+    out.add("centroids", datasets::dtype::f32, kd, res.centroids.data());
+    out.add("initial_centroids", datasets::dtype::f32, kd, res.initial_centroids.data());
+    out.add<std::int32_t>("membership", res.membership);
+    out.add<std::int32_t>("first_membership", res.first_membership);
+    out.add<std::int64_t>("changed", res.changed);
+    out.add_file("centroids.txt", rodinia_listing(res.centroids, cfg.k, d));
+    out.params() = {{"n", n},
+                    {"d", d},
+                    {"k", cfg.k},
+                    {"threshold", cfg.threshold},
+                    {"max_iterations", cfg.max_iterations},
+                    {"init", init_name(cfg.init)},
+                    {"seed", cfg.seed},
+                    {"format", r.format.empty() ? "bundle" : r.format},
+                    {"dataset", data.params}};
+    const auto& p = engine.plan();
+    out.info() = {{"backend", std::string(to_string(ctx.which()))},
+                  {"device", ctx.props().name},
+                  {"variant", p.variant},
+                  {"plan", p.describe()},
+                  {"distances", p.update == update_kind::rodinia || p.distances == distance_kind::direct ? "direct" : "gemm"},
+                  {"tf32", p.tf32},
+                  {"update_plan", engine.update_plan()},
+                  {"iterations", res.iterations},
+                  {"objective", res.objective},
+                  {"ms", res.ms},
+                  {"ms_per_iteration", res.ms / double(std::max<std::int64_t>(res.iterations, 1))}};
+    out.finish();
+    msg << "\n  " << res.iterations << " iterations in " << res.ms << " ms (" << res.ms / double(std::max<std::int64_t>(res.iterations, 1))
+        << " ms each, initialisation included), objective " << std::setprecision(10) << res.objective;
+    if (r.verbose && !engine.update_plan().empty()) msg << "\n  update: " << engine.update_plan();
+    return msg.str();
+  }
+
+  validate_report validate(const validate_request& r) const override {
+    const auto data = load_points(r.inputs, r.format);
+    const auto res = bundle::open(r.result, "result", name());
+    const std::int64_t n = data.pts.n, d = data.pts.d;
+    const auto& params = res.params();
+    const auto& info = res.info();
+    auto bad = [&](const std::string& what) { return input_error(res.dir().string() + ": " + what); };
+    if (!params.contains("k") || !params["k"].is_number_integer() || !info.contains("objective") || !info.contains("distances"))
+      throw bad("the manifest lacks k, objective or distances (not a kmeans result?)");
+    const std::int64_t k = params["k"].get<std::int64_t>();
+    if (k < 1 || k > n) throw bad("k = " + std::to_string(k) + " does not fit the dataset's " + std::to_string(n) + " points");
+    const auto centroids = res.read<float>("centroids"), initial = res.read<float>("initial_centroids");
+    const auto membership = res.read<std::int32_t>("membership"), first = res.read<std::int32_t>("first_membership");
+    if (centroids.size() != std::size_t(k * d) || initial.size() != std::size_t(k * d))
+      throw bad("centroids are not k x d = " + std::to_string(k) + " x " + std::to_string(d));
+    if (membership.size() != std::size_t(n) || first.size() != std::size_t(n))
+      throw bad("memberships do not hold the dataset's " + std::to_string(n) + " points");
+    const auto form = info["distances"] == "gemm" ? validate::kmeans_form::gemm : validate::kmeans_form::direct;
+    const bool tf32 = info.value("tf32", false);
+    const auto& x = data.pts.features;
+    std::ostringstream detail;
+    bool ok = true;
+
+    // The initial centroids: the first k points, or (kmeans++) points of the dataset.
+    const std::string init = params.value("init", "first");
+    std::int64_t foreign = 0;
+    if (init == "first") {
+      foreign = std::memcmp(initial.data(), x.data(), initial.size() * sizeof(float)) == 0 ? 0 : k;
+    } else {
+      std::unordered_map<std::string, int> rows;
+      for (std::int64_t p = 0; p < n; ++p) rows.emplace(std::string(reinterpret_cast<const char*>(x.data() + p * d), std::size_t(d) * 4), 0);
+      for (std::int64_t c = 0; c < k; ++c)
+        foreign += !rows.count(std::string(reinterpret_cast<const char*>(initial.data() + c * d), std::size_t(d) * 4));
+    }
+    ok &= foreign == 0;
+    detail << "\n  initial centroids (" << init << "): " << (foreign ? std::to_string(foreign) + " of them are not the dataset's points" : "as expected");
+
+    // One iteration from the initial centroids.
+    const auto first_check = validate::check_kmeans_membership(x, n, d, initial, k, first, form, tf32);
+    ok &= first_check.rep.ok();
+    detail << "\n  first iteration's memberships: " << first_check.rep.describe("memberships") << " (" << first_check.near_ties
+           << " near-ties within the float bound of the " << (form == validate::kmeans_form::gemm ? "GEMM" : "direct") << " form)";
+
+    // The final update: every centroid the mean of its cluster.
+    std::int64_t empty = 0;
+    const auto means = validate::check_kmeans_means(x, n, d, k, membership, centroids, &empty);
+    ok &= means.ok();
+    detail << "\n  final centroids: " << means.describe("coordinates of non-empty clusters' centroids") << " (" << empty
+           << " empty clusters keep their previous centroid, not checked)";
+
+    // The reported objective is the final state's.
+    const double reported = info["objective"].get<double>();
+    const double own = validate::kmeans_objective(x, n, d, centroids.data(), std::span<const std::int32_t>(membership));
+    const double own_tolerance = validate::gamma_bound(double(d + 2)) + validate::gamma_bound(double(n), 0x1.0p-53);
+    const bool own_ok = std::fabs(reported - own) <= own_tolerance * own;
+    ok &= own_ok;
+    detail << "\n  reported objective " << std::setprecision(10) << reported << (own_ok ? " agrees with" : " DIFFERS from")
+           << " its recomputation " << own << " (relative tolerance " << std::setprecision(3) << own_tolerance << ")";
+
+    // The whole run against the reference's from the same initial centroids.
+    const std::int64_t iterations = info.value("iterations", std::int64_t(0));
+    const double threshold = params.value("threshold", 0.001);
+    const std::int64_t max_iterations = params.value("max_iterations", std::int64_t(500));
+    const double cost = double(n) * double(k) * double(d) * double(std::max<std::int64_t>(iterations, 1) + 1);
+    std::string verdict;
+    if (cost > reference_budget) {
+      detail << "\n  reference run skipped: about " << std::setprecision(3) << cost << " distance terms, beyond the validator's "
+             << reference_budget;
+    } else {
+      const auto ref = validate::kmeans_reference(x, n, d, k, initial, threshold, max_iterations);
+      const double tolerance = validate::objective_tolerance(d);
+      const double rel = std::fabs(reported - ref.objective) / std::max(ref.objective, std::numeric_limits<double>::min());
+      const bool ref_ok = rel <= tolerance;
+      ok &= ref_ok;
+      detail << "\n  objective " << std::setprecision(10) << reported << " vs the reference's " << ref.objective << ": relative difference "
+             << std::setprecision(3) << rel << (ref_ok ? " <= " : " > ") << tolerance << "; " << iterations << " iterations, the reference "
+             << ref.iterations;
+    }
+    std::ostringstream head;
+    head << (ok ? "k-means result agrees with the double-precision reference" : "k-means result does not validate") << " (n = " << n
+         << ", d = " << d << ", k = " << k << ", " << iterations << " iterations)";
+    return {ok, head.str() + detail.str()};
+  }
+
+  // Distance terms (n k d per iteration) the validator's full reference run may take: a minute
+  // or so on two cores; beyond it (paper-k1024) the other checks still run.
+  static constexpr double reference_budget = 3e10;
+
+  // ---- bench
+
+  struct bench_input {
+    std::string name;
+    kmeans_points pts;
+    kmeans_config cfg;
+    bool whole = true;
+    std::vector<std::string> extra;  // variants timed per iteration beside the three
+    nlohmann::json params;
+  };
+
+  static std::vector<std::string> split_variants(const std::string& list) {
+    std::vector<std::string> out;
+    if (list == "none") return out;
+    std::string_view rest = list;
+    while (!rest.empty()) {
+      const std::size_t semi = rest.find(';');
+      if (semi != 0) out.emplace_back(rest.substr(0, semi));
+      rest = semi == std::string_view::npos ? std::string_view{} : rest.substr(semi + 1);
+    }
+    for (const auto& v : out) parse_variant(v);  // a bad one fails before any run
+    return out;
+  }
+
+  // The forced shapes timed per iteration by default: the other distance form and vector sums.
+  static std::vector<std::string> default_extra(const context& ctx, const kmeans_points& pts, std::int64_t k) {
+    kmeans_plan auto_plan;
+    resolve_plan(auto_plan, ctx, pts.n, pts.d, k);
+    return {auto_plan.distances == distance_kind::gemm ? "hist,distances=direct" : "hist,distances=gemm", "hist,sums=vec4"};
+  }
+
+  void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    std::vector<bench_input> inputs;
+    if (!r.inputs.empty()) {
+      // Files: Rodinia's defaults unless --set k=..., threshold=..., max_iterations=..., init=...,
+      // whole=0|1, variants=...
+      nlohmann::json settings = {{"k", "dataset"}, {"threshold", "dataset"}, {"max_iterations", "dataset"}, {"init", "dataset"}, {"seed", 1}};
+      bool whole = true;
+      std::string variants;
+      for (const auto& [key, value] : r.overrides) {
+        if (settings.contains(key)) settings[key] = value;
+        else if (key == "whole") whole = value != "0";
+        else if (key == "variants") variants = value;
+        else throw usage_error("kmeans bench -i: unknown setting '" + key + "' (k, threshold, max_iterations, init, seed, whole, variants)");
+      }
+      for (const auto& file : r.inputs) {
+        bench_input in;
+        in.name = file.filename().string();
+        in.pts = load_points({file}, r.format).pts;
+        in.cfg = config_of(settings, nlohmann::json::object(), in.pts.n);
+        in.whole = whole;
+        in.extra = variants.empty() ? default_extra(ctx, in.pts, in.cfg.k) : split_variants(variants);
+        in.params = {{"file", file.string()}, {"n", in.pts.n}, {"d", in.pts.d}, {"k", in.cfg.k}};
+        inputs.push_back(std::move(in));
+      }
+    } else {
+      for (const auto& preset_name : r.presets.empty() ? bench_presets() : r.presets) {
+        const auto params = resolve_params(preset_name, r.overrides);
+        const auto s = spec_of(params);
+        bench_input in;
+        in.name = preset_name;
+        in.pts = {s.n, s.d, generate_points(s, r.seed)};
+        in.cfg = {s.k, s.threshold, s.max_iterations, parse_init(s.init), 1};
+        in.whole = s.whole;
+        in.extra = s.variants.empty() ? default_extra(ctx, in.pts, s.k) : split_variants(s.variants);
+        in.params = params;
+        inputs.push_back(std::move(in));
+      }
+    }
+    int cases = 0;
+    for (const auto& in : inputs) cases += in.whole ? 2 : 1;
+    suite.expect_cases(cases);
+    for (const auto& in : inputs) bench_input_cases(ctx, in, suite);
+  }
+
+  void bench_input_cases(context& ctx, const bench_input& in, bench::suite& suite) const {
+    std::vector<std::string> names = {"rodinia", "hist", "segreduce"};
+    names.insert(names.end(), in.extra.begin(), in.extra.end());
+    std::vector<std::unique_ptr<kmeans_engine>> engines;
+    for (const auto& v : names) engines.push_back(std::make_unique<kmeans_engine>(ctx, in.pts, in.cfg.k, parse_variant(v)));
+    auto role_of = [](const std::string& v) { return v == "rodinia" ? bench::role::baseline : bench::role::soac; };
+    const double points_bytes = double(in.pts.n) * double(in.pts.d) * sizeof(float);
+
+    // One iteration from the initial centroids (every point changes cluster), repeated.
+    suite.begin_case(in.name + ": one iteration", in.params, points_bytes);
+    for (std::size_t v = 0; v < names.size(); ++v) {
+      kmeans_engine& e = *engines[v];
+      e.initialize(in.cfg.init, in.cfg.seed);
+      suite.measure(names[v], role_of(names[v]), [&] { e.step(false, false); });
+      suite.annotate(e.plan().describe() + (e.update_plan().empty() ? "" : "; " + e.update_plan()));
+    }
+    if (!in.whole) return;
+
+    // The whole clustering: initialisation and every iteration with its convergence test.
+    std::int64_t iterations = 0;
+    double reference_objective = 0;
+    std::vector<std::pair<std::int64_t, double>> outcome(3);
+    for (std::size_t v = 0; v < 3; ++v) {
+      outcome[v].first = engines[v]->iterate(in.cfg, {});
+      outcome[v].second = engines[v]->objective();
+    }
+    iterations = outcome[1].first;
+    reference_objective = outcome[0].second;
+    suite.begin_case(in.name + ": whole clustering", in.params, points_bytes * double(iterations));
+    for (std::size_t v = 0; v < 3; ++v) {
+      kmeans_engine& e = *engines[v];
+      suite.measure(names[v], role_of(names[v]), [&] { e.iterate(in.cfg, {}); });
+      const double ms = suite.cases().back().variants.back().time.median_ms;
+      std::ostringstream note;
+      note << outcome[v].first << " iterations, " << std::setprecision(4) << ms / double(outcome[v].first) << " ms each, objective "
+           << std::setprecision(10) << outcome[v].second;
+      const double rel = std::fabs(outcome[v].second - reference_objective) / std::max(reference_objective, 1e-300);
+      if (rel > validate::objective_tolerance(in.pts.d))
+        note << " (DIFFERS from rodinia's by " << std::setprecision(3) << rel << " relative)";
+      suite.annotate(note.str());
+    }
+  }
+};
+
+}  // namespace
+}  // namespace soac::apps
+
+SOAC_REGISTER_APP(soac::apps::kmeans_app)

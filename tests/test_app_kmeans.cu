@@ -1,0 +1,301 @@
+// The kmeans app on both backends: every variant and distance form validates against the double
+// reference, Rodinia's files round-trip, and bad files and settings are clear errors. The
+// validator's own rules (near-ties, means, objective) are tested on hand-made cases.
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "bench/harness.hpp"
+#include "datasets/bundle.hpp"
+#include "datasets/rodinia_kmeans.hpp"
+#include "tests/app_fixture.hpp"
+#include "validate/kmeans.hpp"
+
+namespace {
+
+using namespace soac;
+using soac::testing::app_test;
+using soac::testing::error_of;
+namespace fs = std::filesystem;
+
+class KmeansApp : public app_test {
+ protected:
+  fs::path write(const std::string& name, const std::string& bytes) {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    return path(name);
+  }
+  std::string run_file(const fs::path& file, const std::string& format, const std::map<std::string, std::string>& settings = {},
+                       const std::string& variant = "") {
+    return run("kmeans", {file}, variant, settings, format, path("result"));
+  }
+};
+
+TEST_P(KmeansApp, EveryVariantValidates) {
+  for (const std::string variant : {"hist", "segreduce", "rodinia", "hist,sums=vec4", "hist,distances=gemm",
+                                    "segreduce,distances=gemm", "hist,distances=gemm,chunk=700,strategy=global"})
+    round_trip("kmeans", "tiny", variant);
+}
+
+TEST_P(KmeansApp, UniformDataWithManyClustersValidates) {
+  // Uniform points: clusters touch, so this is where near-ties could appear.
+  for (const std::string variant : {"hist", "hist,distances=gemm,sums=vec4", "segreduce,distances=gemm"})
+    round_trip("kmeans", "tiny-uniform", variant);
+}
+
+TEST_P(KmeansApp, KmeansPlusPlusSeedsFromTheDataAndValidates) {
+  const auto data = gen("kmeans", "tiny", "data");
+  for (const std::string variant : {"hist", "rodinia"}) {
+    run("kmeans", {data}, variant, {{"init", "kmeans++"}, {"seed", "7"}}, "", path("pp-" + variant));
+    const auto report = validate("kmeans", {data}, path("pp-" + variant));
+    EXPECT_TRUE(report.ok) << report.summary;
+    EXPECT_NE(report.summary.find("initial centroids (kmeans++): as expected"), std::string::npos) << report.summary;
+  }
+  // The same seed picks the same centres on every variant (first and rodinia differ only in the update).
+  const auto a = datasets::bundle::open(path("pp-hist")).read<float>("initial_centroids");
+  const auto b = datasets::bundle::open(path("pp-rodinia")).read<float>("initial_centroids");
+  EXPECT_EQ(a, b);
+}
+
+TEST_P(KmeansApp, ResultHoldsTheClusteringAndRodiniasListing) {
+  const auto data = gen("kmeans", "tiny", "data");
+  run("kmeans", {data}, "", {}, "", path("r"));
+  const auto r = datasets::bundle::open(path("r"), "result", "kmeans");
+  EXPECT_EQ(r.header("centroids").shape, (std::vector<std::int64_t>{5, 6}));
+  EXPECT_EQ(r.read<std::int32_t>("membership").size(), 3000u);
+  EXPECT_EQ(r.params()["k"], 5);
+  EXPECT_EQ(r.params()["init"], "first");
+  EXPECT_GE(r.info()["iterations"].get<int>(), 2);
+  const auto changed = r.read<std::int64_t>("changed");
+  ASSERT_EQ(std::int64_t(changed.size()), r.info()["iterations"].get<std::int64_t>());
+  EXPECT_EQ(changed.front(), 3000);  // every point changes in the first iteration
+  EXPECT_LE(double(changed.back()), 0.001 * 3000);
+  ASSERT_TRUE(r.has_file("centroids.txt"));
+  std::ifstream listing(r.file_path("centroids.txt"));
+  std::stringstream text;
+  text << listing.rdbuf();
+  EXPECT_NE(text.str().find("Centroid Coordinates"), std::string::npos);
+  EXPECT_NE(text.str().find("\n4:"), std::string::npos);
+}
+
+TEST_P(KmeansApp, RunSettingsOverrideTheDataset) {
+  const auto data = gen("kmeans", "tiny", "data");
+  run("kmeans", {data}, "", {{"k", "3"}, {"max_iterations", "2"}, {"threshold", "0"}}, "", path("r"));
+  const auto r = datasets::bundle::open(path("r"));
+  EXPECT_EQ(r.params()["k"], 3);
+  EXPECT_EQ(r.info()["iterations"], 2);
+  EXPECT_EQ(r.header("centroids").shape[0], 3);
+  EXPECT_TRUE(validate("kmeans", {data}, path("r")).ok);
+}
+
+TEST_P(KmeansApp, RodiniaTextAndBinaryFilesRunAndValidate) {
+  const auto bundle_data = gen("kmeans", "tiny", "data");
+  const auto text = gen("kmeans", "tiny", "points.txt", {}, "rodinia");
+  const auto binary = gen("kmeans", "tiny", "points.bin", {}, "rodinia-bin");
+  const auto expected = datasets::bundle::open(bundle_data).read<float>("features");
+  // Both files hold exactly the bundle's floats.
+  EXPECT_EQ(datasets::read_rodinia_kmeans_text(text).features, expected);
+  EXPECT_EQ(datasets::read_rodinia_kmeans_binary(binary).features, expected);
+  for (const auto& [file, format] : {std::pair{text, std::string("rodinia")}, std::pair{binary, std::string("rodinia-bin")}}) {
+    run_file(file, format);  // k = 5, Rodinia's default
+    const auto r = datasets::bundle::open(path("result"));
+    EXPECT_EQ(r.params()["k"], 5);
+    EXPECT_EQ(r.params()["format"], format);
+    const auto report = validate("kmeans", {file}, path("result"), format);
+    EXPECT_TRUE(report.ok) << report.summary;
+  }
+}
+
+TEST_P(KmeansApp, HandWrittenRodiniaTextFile) {
+  // Blank lines, tabs, a CR before the newline, a '+' sign: what real files hold.
+  const auto file = write("p.txt", "1 0 0\n2\t0.1  0\r\n\n3 10 10\n4 10.5 +10\n5 0 0.2\n");
+  run_file(file, "rodinia", {{"k", "2"}});
+  const auto r = datasets::bundle::open(path("result"));
+  EXPECT_EQ(r.read<std::int32_t>("membership"), (std::vector<std::int32_t>{0, 0, 1, 1, 0}));
+  const auto c = r.read<float>("centroids");
+  EXPECT_FLOAT_EQ(c[0], 0.1f / 3);
+  EXPECT_FLOAT_EQ(c[2], 10.25f);
+  EXPECT_TRUE(validate("kmeans", {file}, path("result"), "rodinia").ok);
+}
+
+TEST_P(KmeansApp, BadTextFilesNameTheFileAndPlace) {
+  struct bad_case {
+    std::string text, expected;
+  };
+  const bad_case cases[] = {
+      {"1 0.5 0.5\n2 0.5\n", "p.txt:2:6: point 2 has 1 features, the first point has 2"},
+      {"1 0.5 0.5\n2 0.5 0.5 0.7\n", "p.txt:2:11: unexpected '0.7' after the 2 features of point 2"},
+      {"1 0.5 0.5\n2 0.5 abc\n", "p.txt:2:7: expected a feature (a number), found 'abc'"},
+      {"x 0.5 0.5\n", "p.txt:1:1: expected the point id (an integer), found 'x'"},
+      {"1\n2\n", "p.txt:1:2: the first point has no features"},
+      {"1 0.5 nan\n", "p.txt:1:7: feature 2 of point 1 is not finite"},
+      {"\n \n", "the file holds no points"},
+  };
+  for (const auto& c : cases) {
+    const auto file = write("p.txt", c.text);
+    const std::string message = error_of<input_error>([&] { run_file(file, "rodinia"); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << "got: " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+}
+
+std::string binary_points(std::int32_t n, std::int32_t d, std::size_t floats) {
+  std::string s(reinterpret_cast<const char*>(&n), 4);
+  s.append(reinterpret_cast<const char*>(&d), 4);
+  const std::vector<float> v(floats, 0.25f);
+  s.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  return s;
+}
+
+TEST_P(KmeansApp, BadBinaryFilesAreInputErrors) {
+  struct bad_case {
+    std::string bytes, expected;
+  };
+  const bad_case cases[] = {
+      {binary_points(10, 4, 39), "too few for the n x d float32 features (40 x 4 bytes)"},
+      {binary_points(10, 4, 41), "4 unexpected bytes after the features"},
+      {binary_points(0, 4, 0), "the header's point count is 0"},
+      {binary_points(3, 0, 0), "the header's feature count is 0"},
+      {binary_points(-5, 4, 0), "the header's point count is -5"},
+      {std::string("\x02\x00", 2), "too few for the point count"},
+      {binary_points(1000000000, 1000, 8), "too few for the n x d float32 features"},
+  };
+  for (const auto& c : cases) {
+    const auto file = write("p.bin", c.bytes);
+    const std::string message = error_of<input_error>([&] { run_file(file, "rodinia-bin"); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << "got: " << message;
+    EXPECT_NE(message.find("p.bin"), std::string::npos) << message;
+  }
+}
+
+TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
+  const auto file = write("p.txt", "1 0\n2 1\n3 2\n");
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "4"}}); }).find("k = 4 exceeds the 3 points"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "0"}}); }).find("parameter k = 0 is outside [1,"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "two"}}); }).find("is not a number"), std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}, {"init", "random"}}); }).find("init must be first or kmeans++"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}, {"threshold", "2"}}); }).find("threshold"), std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "rodinia,distances=gemm"); }).find("takes no settings"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,distances=fast"); }).find("distances must be"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,M=-1"); }).find("M"), std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,partition=on"); }).find("not 'partition'"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "segreduce,sums=vec4"); }).find("not 'sums'"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"k", "5000"}}); }).find("k = 5000 exceeds n = 3000"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"d", "0"}}); }).find("parameter d = 0"), std::string::npos);
+}
+
+TEST_P(KmeansApp, ValidateCatchesWrongResults) {
+  const auto data = gen("kmeans", "tiny", "data");
+  const auto result = path("r");
+  run("kmeans", {data}, "", {}, "", result);
+  const auto r = datasets::bundle::open(result);
+  auto membership = r.read<std::int32_t>("first_membership");
+  auto centroids = r.read<float>("centroids");
+  auto rewrite = [&](const std::vector<std::int32_t>& first, const std::vector<float>& c) {
+    datasets::bundle_writer w(path("bad"), "result", "kmeans");
+    const std::int64_t shape[2] = {5, 6};
+    w.add("centroids", datasets::dtype::f32, shape, c.data());
+    const auto initial = r.read<float>("initial_centroids");
+    w.add("initial_centroids", datasets::dtype::f32, shape, initial.data());
+    w.add<std::int32_t>("membership", r.read<std::int32_t>("membership"));
+    w.add<std::int32_t>("first_membership", first);
+    w.params() = r.params();
+    w.info() = r.info();
+    w.finish();
+    return validate("kmeans", {data}, path("bad"));
+  };
+  EXPECT_TRUE(rewrite(membership, centroids).ok);
+  auto moved = membership;
+  moved[17] = (moved[17] + 1) % 5;
+  const auto wrong_member = rewrite(moved, centroids);
+  EXPECT_FALSE(wrong_member.ok);
+  EXPECT_NE(wrong_member.summary.find("point 17: cluster"), std::string::npos) << wrong_member.summary;
+  auto shifted = centroids;
+  shifted[7] += 1e-3f;
+  const auto wrong_centroid = rewrite(membership, shifted);
+  EXPECT_FALSE(wrong_centroid.ok);
+  EXPECT_NE(wrong_centroid.summary.find("centroid 1 coordinate 1"), std::string::npos) << wrong_centroid.summary;
+}
+
+TEST_P(KmeansApp, BenchTimesEveryVariantWithRodiniaAsTheBaseline) {
+  bench::suite suite(ctx(), "kmeans", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
+  apps::bench_request req;
+  req.presets = {"tiny"};
+  apps::find_app("kmeans").bench(ctx(), req, suite);
+  ASSERT_EQ(suite.cases().size(), 2u);
+  const auto& iteration = suite.cases()[0];
+  EXPECT_EQ(iteration.name, "tiny: one iteration");
+  std::vector<std::string> names;
+  for (const auto& v : iteration.variants) names.push_back(v.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"rodinia", "hist", "segreduce", "hist,distances=gemm", "hist,sums=vec4"}));
+  EXPECT_EQ(iteration.variants[0].kind, bench::role::baseline);
+  const auto& whole = suite.cases()[1];
+  ASSERT_EQ(whole.variants.size(), 3u);
+  for (const auto& v : whole.variants) {
+    EXPECT_NE(v.note.find("iterations"), std::string::npos) << v.note;
+    EXPECT_EQ(v.note.find("DIFFERS"), std::string::npos) << v.note;
+  }
+}
+
+SOAC_INSTANTIATE_APP_BACKENDS(KmeansApp);
+
+// ---- The validator's rules on hand-made cases (no backend involved)
+
+TEST(KmeansValidator, NearTiesWithinTheFloatBoundAreAccepted) {
+  // Point 0 sits exactly between centroids 0 and 1; point 1 is 1e-9 closer to centroid 1 than
+  // to centroid 0 (far below float resolution at distance ~1); point 2 is clearly nearer 1.
+  const std::vector<float> x = {0.5f, 0.f, 0.5f + 1e-9f, 0.f, 0.9f, 0.f};
+  const std::vector<float> c = {0.f, 0.f, 1.f, 0.f};
+  const std::vector<std::int32_t> all_zero = {0, 0, 0};
+  auto check = validate::check_kmeans_membership(x, 3, 2, c, 2, all_zero, validate::kmeans_form::direct);
+  EXPECT_EQ(check.near_ties, 0);  // point 1 rounds to 0.5f in float: an exact tie, 0 is the nearest
+  EXPECT_EQ(check.rep.mismatches, 1);  // point 2
+  const std::vector<std::int32_t> tie_to_one = {1, 1, 1};
+  check = validate::check_kmeans_membership(x, 3, 2, c, 2, tie_to_one, validate::kmeans_form::direct);
+  EXPECT_EQ(check.near_ties, 2);  // points 0 and 1: exact ties, either centroid is right
+  EXPECT_TRUE(check.rep.ok());
+}
+
+TEST(KmeansValidator, TheGemmBoundScalesWithTheNorms) {
+  // Far from the origin, |x|^2 - 2 x.c + |c|^2 cancels: a difference of 1e-4 in distances of ~1
+  // is inside the GEMM form's bound (|x| + |c|)^2 gamma(d + 2) at |x| ~ 1000, not the direct form's.
+  const std::vector<float> x = {1000.5f, 1000.f};
+  const std::vector<float> c = {1000.f, 1000.f, 1001.0001f, 1000.f};
+  const std::vector<std::int32_t> second = {1};
+  EXPECT_EQ(validate::check_kmeans_membership(x, 1, 2, c, 2, second, validate::kmeans_form::gemm).near_ties, 1);
+  EXPECT_FALSE(validate::check_kmeans_membership(x, 1, 2, c, 2, second, validate::kmeans_form::direct).rep.ok());
+}
+
+TEST(KmeansValidator, MeansAllowTheFloatSumsRoundingOnly) {
+  const std::vector<float> x = {1.f, 2.f, 3.f, 10.f};
+  const std::vector<std::int32_t> m = {0, 0, 0, 1};
+  std::int64_t empty = -1;
+  EXPECT_TRUE(validate::check_kmeans_means(x, 4, 1, 3, m, std::vector<float>{2.f, 10.f, 123.f}, &empty).ok());
+  EXPECT_EQ(empty, 1);
+  EXPECT_FALSE(validate::check_kmeans_means(x, 4, 1, 3, m, std::vector<float>{2.0001f, 10.f, 0.f}).ok());
+}
+
+TEST(KmeansValidator, ReferenceStopsAtTheThreshold) {
+  // Two clusters, both initial centroids in the left one.
+  const std::vector<float> x = {0.f, 0.1f, 5.f, 5.1f};
+  const std::vector<float> initial = {0.f, 0.1f};
+  const auto run = validate::kmeans_reference(x, 4, 1, 2, initial, 0.0, 100);
+  // 4 changes (from none), then point 1 moves to the left cluster, then nothing changes.
+  EXPECT_EQ(run.changed, (std::vector<std::int64_t>{4, 1, 0}));
+  EXPECT_EQ(run.iterations, 3);
+  EXPECT_EQ(run.membership, (std::vector<std::int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(run.first_membership, (std::vector<std::int32_t>{0, 1, 1, 1}));
+  EXPECT_NEAR(run.objective, 4 * 0.0025, 1e-7);  // every point 0.05 from its centroid
+}
+
+}  // namespace
