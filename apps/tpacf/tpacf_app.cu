@@ -310,8 +310,10 @@ class pair_counter : public first_plan {
     table_ = buffer<bin_cell>(ctx, std::span<const bin_cell>(tables));
     rows_ = buffer<u32>(ctx, std::size_t((R + 1) * job_bins));
     sums_ = buffer<u64>(ctx, std::size_t(job_bins));
-    if (v.name == "parboil")
+    if (v.name == "parboil") {
+      ctx.activate();  // the symbol of this context's device
       SOAC_CUDA_CHECK(cudaMemcpyToSymbolAsync(parboil_binb, bf.b, sizeof bf.b, 0, cudaMemcpyHostToDevice, ctx.stream()));
+    }
   }
 
   // DD, DR, RR (22 each) into sums.
