@@ -169,6 +169,11 @@ TEST_P(Tpacf, ParboilFilesAndOutput) {
   std::stringstream have;
   have << f.rdbuf();
   EXPECT_EQ(have.str(), want.str());
+  // A second gen of fewer sets into the folder leaves no stale random file behind.
+  gen("tpacf", "tiny", "pb", {{"randoms", "2"}}, "parboil");
+  EXPECT_TRUE(fs::exists(folder / "Randompnts.2"));
+  EXPECT_FALSE(fs::exists(folder / "Randompnts.3"));
+  gen("tpacf", "tiny", "pb", {}, "parboil");
   // Settings: the first 20 points of the first 2 random sets.
   const auto part = path("part");
   run("tpacf", {folder}, "", {{"points", "20"}, {"randoms", "2"}}, "parboil", part);

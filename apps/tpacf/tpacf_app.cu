@@ -392,8 +392,12 @@ class tpacf_app final : public app {
     if (!r.format.empty()) {
       std::filesystem::create_directories(r.output);
       datasets::write_parboil_points(r.output / "Datapnts.1", s.data.ra, s.data.dec);
-      for (std::size_t k = 0; k < s.randoms.size(); ++k)
-        datasets::write_parboil_points(r.output / ("Randompnts." + std::to_string(k + 1)), s.randoms[k].ra, s.randoms[k].dec);
+      const auto random_file = [&](std::size_t k) { return r.output / ("Randompnts." + std::to_string(k)); };
+      for (std::size_t k = 1; k <= s.randoms.size(); ++k)
+        datasets::write_parboil_points(random_file(k), s.randoms[k - 1].ra, s.randoms[k - 1].dec);
+      // Random files beyond R from an earlier gen into the folder would join the dataset.
+      for (std::size_t k = s.randoms.size() + 1; std::filesystem::remove(random_file(k)); ++k) {
+      }
       return;
     }
     datasets::bundle_writer out(r.output, "dataset", name());
