@@ -1,0 +1,384 @@
+// Parboil histo (SC20 section V-D, Table III): the 2D histogram of an image of bin indices in 8-bit
+// counters that saturate at 255, recomputed from zero `iterations` times; the time per iteration
+// (clearing and the final conversion included) is what counts. Parboil's file is a 996 x 1040
+// image into 256 x 4096 = 1,048,576 bins, about one pixel per bin on average but concentrated
+// near the centre (about 25,000 bins in use, many saturating).
+//
+// With about as many bins as pixels, sub-histograms cannot pay: each would be folded for about as
+// many bins as it counted, so every formulation updates the destination in L2 (the core's model
+// goes global with M = 1 for all of them). The formulations, all `--variant` names:
+//   counts      (default) 32-bit counts (hist, hardware atomics: one reduction per pixel), then
+//               one pass (soac::scatter) that writes min(count, 255) as the 8-bit result and
+//               clears the counts for the next iteration. Every update adds 1, so min(count, 255)
+//               is what saturating at every step gives.
+//   saturating  the paper's: the saturating add of 8-bit values on 32-bit bins (CAS), then the
+//               same pass without the clamp.
+//   packed      four saturating 8-bit counters per 32-bit word (bin 4w + k in byte k, a per-byte
+//               saturating add, CAS), which is the 8-bit result itself: no conversion, and 1 MB
+//               to clear instead of 4, but a compare-and-swap (a read and a CAS) per pixel.
+//   cub, naive  baselines (cuda only): CUB DeviceHistogram::HistogramEven then the clamp; one
+//               thread per pixel with a compare-and-swap on the byte's word (the byte atomics CUDA
+//               does not have).
+// Expected to win: counts. Its update is one fire-and-forget reduction into L2 per pixel; packed
+// and saturating wait for a read and then a compare-and-swap per pixel (more under contention on
+// the saturating bins), and the 4 MB conversion pass that counts pays instead stays in L2.
+//
+// Output: the counters (histo.npy, [histogram height, width] uint8) and Parboil's BMP (histo.bmp,
+// byte for byte what Parboil writes for the same input).
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <cub/device/device_histogram.cuh>
+
+#include "apps/app.hpp"
+#include "apps/hist_apps.hpp"
+#include "core/buffer.hpp"
+#include "core/error.hpp"
+#include "core/hist.cuh"
+#include "core/hist/operators.hpp"
+#include "core/launch.cuh"
+#include "core/scatter.cuh"
+#include "datasets/bundle.hpp"
+#include "datasets/parboil_histo.hpp"
+#include "datasets/random.hpp"
+#include "validate/histo.hpp"
+#include "validate/report.hpp"
+
+namespace soac::apps {
+namespace {
+
+using datasets::bundle;
+using datasets::parboil_histo_input;
+using u8 = std::uint8_t;
+using u32 = std::uint32_t;
+
+// Four 8-bit counters in a 32-bit word, added byte by byte with saturation at 255 (SWAR): the sum
+// of the low seven bits cannot carry out of a byte, the top bits are added by xor, and a byte
+// whose true sum reached 256 is set to 255.
+struct saturating_bytes {
+  using value_type = u32;
+  static constexpr bool commutative = true;
+  SOAC_HD static constexpr u32 identity() { return 0; }
+  SOAC_HD constexpr u32 operator()(u32 a, u32 b) const {
+    constexpr u32 high = 0x80808080u;
+    const u32 low_sum = (a & ~high) + (b & ~high);
+    const u32 sum = low_sum ^ ((a ^ b) & high);                  // each byte's sum mod 256
+    const u32 carry = ((a & b) | ((a | b) & ~sum)) & high;       // bytes whose sum reached 256
+    return sum | ((carry >> 7) * 0xffu);
+  }
+};
+
+using count_op = plus<u32>;
+using saturating_op = saturating_plus<u32, 8>;
+
+// Pixel i adds 1 to its bin.
+struct pixel_counts {
+  const u32* image;
+  SOAC_HD bin_value<u32> operator()(std::int64_t i) const { return {image[i], 1u}; }
+};
+
+// Pixel i adds 1 to byte (bin % 4) of word bin / 4.
+struct pixel_bytes {
+  const u32* image;
+  SOAC_HD bin_value<u32> operator()(std::int64_t i) const {
+    const u32 b = image[i];
+    return {b >> 2, 1u << (8 * (b & 3))};
+  }
+};
+
+// The 8-bit result of 32-bit counters, written to `bytes`; with Clear, the counters are set to
+// zero in the same pass (the next iteration's start).
+template <bool Clear, bool Clamp>
+struct to_bytes {
+  u32* counts;
+  SOAC_HD auto operator()(std::int64_t i) const {
+    const u32 c = counts[i];
+    const write_at to{i, u8(Clamp && c > 255 ? 255 : c)};
+    if constexpr (Clear) return writes(to, write_at{i, 0u});
+    else return to;
+  }
+};
+
+// The byte atomics CUDA lacks: one thread per pixel, a compare-and-swap loop on the byte's word.
+__global__ void naive_bytes_kernel(std::int64_t n, pixel_bytes f, u32* words) {
+  const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const auto u = f(i);
+  detail::atomic_update<atomic_kind::cas, saturating_bytes>(words + u.bin, nullptr, u.value);
+}
+
+const std::vector<std::string> formulations = {"counts", "saturating", "packed", "cub", "naive"};
+
+// One formulation's buffers and its iteration: from zero to the 8-bit histogram.
+class histo_iterations : public first_plan {
+ public:
+  histo_iterations(context& ctx, const hist_variant& v, span<const u32> image, std::uint64_t bins)
+      : ctx_(ctx), v_(v), image_(image), bins_(bins) {
+    const bool packed = v.name == "packed" || v.name == "naive";
+    if ((v.name == "cub" || v.name == "naive") && !ctx.is_cuda())
+      throw usage_error("histo: the " + v.name + " baseline needs the cuda backend");
+    if (packed) {
+      words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));
+    } else {
+      counts_ = buffer<u32>(ctx, std::size_t(bins));
+      bytes_ = buffer<u8>(ctx, std::size_t(bins));
+      ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));  // every iteration leaves them zero again
+    }
+    if (v.name == "cub") {
+      if (bins >= std::uint64_t(INT_MAX)) throw usage_error("histo: CUB takes fewer than 2^31 - 1 bins");
+      SOAC_CUDA_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, cub_bytes_, image.data(), counts_.data(), int(bins + 1), u32(0),
+                                                          u32(bins), std::int64_t(image.size()), ctx.stream()));
+      cub_temp_ = buffer<unsigned char>(ctx, std::max<std::size_t>(cub_bytes_, 1));
+    }
+  }
+
+  void iterate() {
+    const std::int64_t n = std::int64_t(image_.size()), H = std::int64_t(bins_);
+    const std::string& m = v_.name;
+    if (m == "counts") {
+      keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), count_op{}));
+      scatter(ctx_, H, to_bytes<true, true>{counts_.data()}, bytes_, counts_);
+    } else if (m == "saturating") {
+      keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), saturating_op{}));
+      scatter(ctx_, H, to_bytes<true, false>{counts_.data()}, bytes_, counts_);
+    } else if (m == "packed") {
+      ctx_.fill_zero(words_.data(), words_.size() * sizeof(u32));
+      keep(hist(ctx_, v_.options, n, pixel_bytes{image_.data()}, words_.view(), saturating_bytes{}));
+    } else if (m == "cub") {
+      std::size_t temp_bytes = cub_bytes_;
+      SOAC_CUDA_CHECK(cub::DeviceHistogram::HistogramEven(cub_temp_.data(), temp_bytes, image_.data(), counts_.data(), int(H + 1),
+                                                          u32(0), u32(H), n, ctx_.stream()));
+      scatter(ctx_, H, to_bytes<false, true>{counts_.data()}, bytes_);
+    } else {
+      ctx_.fill_zero(words_.data(), words_.size() * sizeof(u32));
+      if (n > 0) {
+        naive_bytes_kernel<<<unsigned(detail::ceil_div(n, 256)), 256, 0, ctx_.stream()>>>(n, pixel_bytes{image_.data()},
+                                                                                            words_.data());
+        SOAC_CHECK_LAUNCH("naive_bytes_kernel");
+      }
+    }
+  }
+
+  // The 8-bit counters of the last iteration.
+  std::vector<u8> result() const {
+    if (words_.empty() && bytes_.empty()) return {};
+    if (!bytes_.empty()) return bytes_.to_vector();
+    const auto words = words_.to_vector();  // little-endian: byte k of word w is bin 4w + k
+    std::vector<u8> out(static_cast<std::size_t>(bins_));
+    std::memcpy(out.data(), words.data(), out.size());
+    return out;
+  }
+
+ private:
+  context& ctx_;
+  hist_variant v_;
+  span<const u32> image_;
+  std::uint64_t bins_;
+  buffer<u32> counts_, words_;
+  buffer<u8> bytes_;
+  buffer<unsigned char> cub_temp_;
+  std::size_t cub_bytes_ = 0;
+};
+
+// ---- the generator: a concentrated 2D distribution, Parboil's shape
+
+// Pixels fall in a 2D normal distribution around a point near the histogram's centre: a fraction
+// `core_fraction` with deviation `core` bins (the saturating peak), the rest with `spread`.
+parboil_histo_input generate_image(const nlohmann::json& p, std::uint64_t seed) {
+  parboil_histo_input in;
+  in.image_width = u32(int_param(p, "image_width", 1, 1 << 16));
+  in.image_height = u32(int_param(p, "image_height", 1, 1 << 16));
+  in.histo_width = u32(int_param(p, "histo_width", 1, UINT32_MAX));
+  in.histo_height = u32(int_param(p, "histo_height", 1, UINT32_MAX));
+  if (in.bin_count() >= (std::uint64_t{1} << 32)) throw usage_error("histo: histo_width * histo_height must be below 2^32");
+  const double core = real_param(p, "core", 0, 1e6), spread = real_param(p, "spread", 0, 1e6);
+  const double core_fraction = real_param(p, "core_fraction", 0, 1);
+  const double cx = std::floor(0.45 * in.histo_width), cy = std::floor(0.55 * in.histo_height);  // a bin's centre below
+  const std::int64_t n = std::int64_t(in.image_width) * in.image_height;
+  in.bins.resize(std::size_t(n));
+  u32* out = in.bins.data();
+  const u32 W = in.histo_width, H = in.histo_height;
+  SOAC_OMP_PARALLEL_FOR
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto u = [&](std::uint64_t stream) { return datasets::random_unit(seed, stream, std::uint64_t(i)); };
+    const double sigma = u(0) < core_fraction ? core : spread;
+    const double r = sigma * std::sqrt(-2 * std::log(1 - u(1))), a = 2 * M_PI * u(2);  // Box-Muller
+    const auto clamp = [](double v, u32 size) { return u32(std::clamp(std::floor(v), 0.0, double(size - 1))); };
+    out[i] = clamp(cy + 0.5 + r * std::sin(a), H) * W + clamp(cx + 0.5 + r * std::cos(a), W);
+  }
+  return in;
+}
+
+class histo_app final : public app {
+ public:
+  std::string name() const override { return "histo"; }
+  std::string summary() const override {
+    return "Parboil histo: 2D histogram of an image of bin indices in 8-bit saturating counters, and its BMP (SC20 V-D)";
+  }
+  std::vector<preset> presets() const override {
+    auto p = [](int iw, int ih, int hw, int hh, double core, double spread, double fraction) {
+      return nlohmann::json{{"image_width", iw}, {"image_height", ih}, {"histo_width", hw}, {"histo_height", hh},
+                            {"core", core},      {"spread", spread},    {"core_fraction", fraction}, {"variants", ""}};
+    };
+    return {{"parboil", "Parboil's shape: 996 x 1040 pixels into 256 x 4096 bins, ~25K in use, ~1K saturated",
+             p(996, 1040, 256, 4096, 12, 28, 0.5)},
+            {"tiny", "61 x 37 pixels into 30 x 21 bins (odd row padding, saturated bins; tests)", p(61, 37, 30, 21, 0.7, 3, 0.5)}};
+  }
+  std::vector<std::string> variants() const override { return formulations; }
+  std::string variant_settings() const override { return hist_variant_settings; }
+  std::vector<std::string> bench_presets() const override { return {"parboil"}; }
+  std::vector<file_format> input_formats() const override {
+    return {{"parboil", "Parboil histo's input file (-i img.bin): uint32 image width, height, histogram width, height, "
+                        "then the image's bin indices"}};
+  }
+  std::vector<setting> run_settings() const override {
+    return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"}};
+  }
+
+  void generate(const gen_request& r) const override {
+    check_format(r.format);
+    const auto in = generate_image(r.params, r.seed);
+    if (!r.format.empty()) return datasets::write_parboil_histo(r.output, in);
+    datasets::bundle_writer out(r.output, "dataset", name());
+    const std::int64_t shape[2] = {in.image_height, in.image_width};
+    out.add("image", datasets::dtype::u32, shape, in.bins.data());
+    finish_dataset(out, r);
+  }
+
+  // The input of a run: a Parboil file, or a bundle (the image and the histogram's shape).
+  parboil_histo_input load(const std::vector<std::filesystem::path>& inputs, const std::string& format) const {
+    check_format(format);
+    if (inputs.size() != 1) throw usage_error("histo: give one input (-i), not " + std::to_string(inputs.size()));
+    if (!format.empty()) return datasets::read_parboil_histo(inputs.front());
+    const auto b = bundle::open(inputs.front(), "dataset", name());
+    const auto h = b.header("image");
+    if (h.shape.size() != 2 || h.shape[0] > UINT32_MAX || h.shape[1] > UINT32_MAX)
+      throw input_error(b.path_of("image").string() + ": expected a 2D image (height, width) of at most 2^32 - 1 each");
+    parboil_histo_input in;
+    in.image_height = u32(h.shape[0]);
+    in.image_width = u32(h.shape[1]);
+    in.histo_width = u32(int_param(b.params(), "histo_width", 1, UINT32_MAX));
+    in.histo_height = u32(int_param(b.params(), "histo_height", 1, UINT32_MAX));
+    in.bins = b.read<u32>("image");
+    datasets::check_parboil_histo(in, b.path_of("image").string());
+    return in;
+  }
+
+  std::string run(context& ctx, const run_request& r) const override {
+    const auto in = load(r.inputs, r.format);
+    const auto v = parse_hist_variant(r.variant, formulations, name());
+    const std::int64_t iterations = int_param(r.settings, "iterations", 1, std::int64_t{1} << 40);
+    buffer<u32> image(ctx, std::span<const u32>(in.bins));
+    histo_iterations it(ctx, v, image, in.bin_count());
+    const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
+      for (std::int64_t k = 0; k < iterations; ++k) it.iterate();
+    });
+    const auto counters = it.result();
+    datasets::bundle_writer out(r.output, "result", name());
+    const std::int64_t shape[2] = {in.histo_height, in.histo_width};
+    out.add("histo", datasets::dtype::u8, shape, counters.data());
+    out.add_file("histo.bmp", datasets::parboil_histo_bmp(counters, in.histo_width, in.histo_height));
+    out.params() = {{"image_width", in.image_width}, {"image_height", in.image_height}, {"histo_width", in.histo_width},
+                    {"histo_height", in.histo_height}, {"iterations", iterations}, {"format", r.format.empty() ? "bundle" : r.format}};
+    const double per_iteration_us = t.median_ms * 1e3 / double(iterations);
+    out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", v.text},
+                  {"plan", it.plan()}, {"ms", t.median_ms}, {"us_per_iteration", per_iteration_us}};
+    out.finish();
+    std::ostringstream s;
+    s << "histo: " << in.image_width << " x " << in.image_height << " pixels into " << in.histo_width << " x " << in.histo_height
+      << " bins on " << ctx.describe() << "\n  " << v.text << ": " << iterations << " iterations, " << std::fixed
+      << std::setprecision(2) << per_iteration_us << " us each";
+    if (r.verbose && !it.plan().empty()) s << "\n  plan: " << it.plan();
+    return s.str();
+  }
+
+  validate_report validate(const validate_request& r) const override {
+    const auto in = load(r.inputs, r.format);
+    const auto out = bundle::open(r.result, "result", name());
+    const auto expected = validate::saturating_counts(in.bins, in.bin_count());
+    const auto got = out.read<u8>("histo");
+    validate::report rep;
+    rep.checked = std::int64_t(expected.size());
+    if (got.size() != expected.size()) {
+      rep.mismatch("the result has " + std::to_string(got.size()) + " counters, expected " + std::to_string(expected.size()));
+    } else {
+      for (std::size_t b = 0; b < expected.size(); ++b)
+        if (got[b] != expected[b])
+          rep.mismatch("bin " + std::to_string(b) + " (x " + std::to_string(b % in.histo_width) + ", y " +
+                       std::to_string(b / in.histo_width) + "): " + std::to_string(got[b]) + ", expected " +
+                       std::to_string(expected[b]));
+    }
+    // Parboil's BMP of the reference, byte for byte.
+    ++rep.checked;
+    if (!out.has_file("histo.bmp")) {
+      rep.mismatch("the result has no histo.bmp");
+    } else {
+      const std::string bmp = datasets::parboil_histo_bmp(expected, in.histo_width, in.histo_height);
+      std::ifstream f(out.file_path("histo.bmp"), std::ios::binary);
+      const std::string have((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (have != bmp) {
+        const auto at = std::mismatch(bmp.begin(), bmp.end(), have.begin(), have.end()).first - bmp.begin();
+        rep.mismatch("histo.bmp differs from Parboil's BMP of the reference from byte " + std::to_string(at) + " (" +
+                     std::to_string(have.size()) + " bytes, expected " + std::to_string(bmp.size()) + ")");
+      }
+    }
+    return {rep.ok(), rep.describe("8-bit counters and the BMP")};
+  }
+
+  void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    if (!ctx.is_cuda()) throw usage_error("histo bench: the baselines (CUB, byte atomics) need --backend cuda");
+    // Each -i file is a case; else the presets.
+    std::vector<bench_input<parboil_histo_input>> cases;
+    for (const auto& file : r.inputs) cases.push_back({file.string(), load({file}, r.format.empty() ? "parboil" : r.format), ""});
+    if (cases.empty())
+      cases = preset_inputs<parboil_histo_input>(*this, r, [&](const nlohmann::json& p) { return generate_image(p, r.seed); });
+    suite.expect_cases(int(cases.size()));
+    for (const auto& c : cases) bench_case(ctx, suite, c.label, c.input, c.variants);
+  }
+
+  void bench_case(context& ctx, bench::suite& suite, const std::string& label, const parboil_histo_input& in,
+                  const std::string& variant_list) const {
+    const std::uint64_t bins = in.bin_count();
+    const auto expected = validate::saturating_counts(in.bins, bins);
+    std::ostringstream title;
+    title << "histo " << label << ": " << in.image_width << "x" << in.image_height << " -> " << in.histo_width << "x"
+         << in.histo_height;
+    // Each iteration must read the image and write the 8-bit histogram.
+    suite.begin_case(title.str(), {{"pixels", in.bins.size()}, {"bins", bins}}, double(in.bins.size()) * 4 + double(bins));
+    buffer<u32> image(ctx, std::span<const u32>(in.bins));
+    std::vector<std::string> chosen = split_variant_list(variant_list);
+    // Besides the model's choices: packed in shared memory (1 MB of counters: five passes side by
+    // side, each block folding only the words it changed), counts in shared memory (4 MB: 19
+    // passes) and packed updating L2 directly.
+    if (chosen.empty())
+      chosen = {"cub", "naive", "counts", "saturating", "packed", "packed,strategy=shared,partition=off,partials=off",
+                "counts,strategy=shared", "packed,strategy=global,M=1"};
+    for (const auto& text : chosen) {
+      const auto v = parse_hist_variant(text, formulations, name());
+      const bool baseline = v.name == "cub" || v.name == "naive";
+      const std::string label_text = baseline ? (v.name == "cub" ? "CUB HistogramEven + clamp" : "naive byte atomics (CAS)")
+                                              : "soac " + text;
+      unless_ruled_out(label_text, [&] {
+        histo_iterations it(ctx, v, image, bins);
+        suite.measure(label_text, baseline ? bench::role::baseline : bench::role::soac, [&] { it.iterate(); });
+        const auto got = it.result();
+        std::int64_t bad = 0;
+        for (std::size_t b = 0; b < got.size(); ++b) bad += got[b] != expected[b];
+        if (bad || got.size() != expected.size()) suite.annotate("WRONG: " + std::to_string(bad) + " counters differ");
+        else if (!it.plan().empty()) suite.annotate(it.plan());
+      });
+    }
+  }
+};
+
+}  // namespace
+}  // namespace soac::apps
+
+SOAC_REGISTER_APP(soac::apps::histo_app)

@@ -1,0 +1,100 @@
+#include "datasets/parboil_tpacf.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "datasets/binary_file.hpp"
+#include "datasets/text_reader.hpp"
+
+namespace soac::datasets {
+
+namespace fs = std::filesystem;
+
+namespace {
+float read_coordinate(text_reader& in, const char* what) {
+  const float v = in.read_float(what);
+  if (!std::isfinite(v)) in.fail_at_token(std::string(what) + " is not a finite number");
+  return v;
+}
+
+// Parboil's dataset files, numbered from 1.
+fs::path random_file(const fs::path& dir, std::int64_t k) { return dir / ("Randompnts." + std::to_string(k)); }
+}  // namespace
+
+sky_points read_parboil_points(const fs::path& path, std::int64_t count) {
+  if (count < 0) throw usage_error("read_parboil_points: a negative point count");
+  text_reader in(path);
+  sky_points p;
+  while ((count == 0 || std::int64_t(p.size()) < count) && in.skip_space()) {
+    const float ra = read_coordinate(in, "ra (degrees)");
+    if (!in.next_on_line()) in.fail("expected dec (degrees) after ra on the same line");
+    const float dec = read_coordinate(in, "dec (degrees)");
+    in.end_line("a point (ra dec)");
+    p.ra.push_back(ra);
+    p.dec.push_back(dec);
+  }
+  if (p.size() == 0) throw input_error(path.string() + ": holds no points");
+  if (count > 0 && std::int64_t(p.size()) < count)
+    throw input_error(path.string() + ": holds " + std::to_string(p.size()) + " points, fewer than the " +
+                      std::to_string(count) + " requested");
+  return p;
+}
+
+unit_vector parboil_unit_vector(float ra, float dec) {
+  constexpr double d2r = M_PI / 180.0;  // Parboil's D2R
+  const float rarad = float(d2r * ra), decrad = float(d2r * dec);
+  // C's cos and sin take doubles (std::cos of a float would be the float function).
+  const double ra_d = rarad, dec_d = decrad;
+  const float cd = float(std::cos(dec_d));
+  return {float(std::cos(ra_d) * cd), float(std::sin(ra_d) * cd), float(std::sin(dec_d))};
+}
+
+void write_parboil_points(const fs::path& path, std::span<const float> ra, std::span<const float> dec) {
+  if (ra.size() != dec.size()) throw usage_error("write_parboil_points: ra and dec differ in length");
+  std::string out;
+  out.reserve(ra.size() * 24);
+  char buf[32];
+  // The shortest text that reads back as the same float.
+  const auto put = [&](float v, char after) {
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    out += after;
+  };
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    put(ra[i], ' ');
+    put(dec[i], '\n');
+  }
+  write_file_atomically(path, out);
+}
+
+parboil_tpacf_files parboil_tpacf_folder(const fs::path& dir, std::int64_t randoms) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw input_error(dir.string() + ": not a folder (expected Parboil's tpacf dataset folder)");
+  parboil_tpacf_files files;
+  files.data = dir / "Datapnts.1";
+  if (!fs::exists(files.data, ec)) throw input_error(files.data.string() + ": no such file (the data points)");
+  if (randoms == 0)
+    while (fs::exists(random_file(dir, randoms + 1), ec)) ++randoms;
+  if (randoms == 0) throw input_error(random_file(dir, 1).string() + ": no such file (no random points)");
+  for (std::int64_t k = 1; k <= randoms; ++k) {
+    files.randoms.push_back(random_file(dir, k));
+    if (!fs::exists(files.randoms.back(), ec))
+      throw input_error(files.randoms.back().string() + ": no such file (random set " + std::to_string(k) + " of " +
+                        std::to_string(randoms) + ")");
+  }
+  return files;
+}
+
+std::string parboil_tpacf_output(std::span<const std::uint64_t> dd, std::span<const std::uint64_t> dr,
+                                 std::span<const std::uint64_t> rr) {
+  constexpr std::size_t counters = 22;
+  if (dd.size() != counters || dr.size() != counters || rr.size() != counters)
+    throw usage_error("parboil_tpacf_output: expected 22 counters of each kind");
+  std::string out;
+  for (std::size_t k = 1; k + 1 < counters; ++k)
+    for (std::uint64_t v : {dd[k], dr[k], rr[k]}) out += std::to_string(v) + "\n";
+  return out;
+}
+
+}  // namespace soac::datasets

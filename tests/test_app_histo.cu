@@ -1,0 +1,182 @@
+// The histo app (Parboil histo) on both backends: every variant against the sequential
+// reference, Parboil's input file and BMP byte for byte, and malformed input files.
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "datasets/bundle.hpp"
+#include "datasets/parboil_histo.hpp"
+#include "tests/app_fixture.hpp"
+#include "validate/histo.hpp"
+
+namespace {
+
+using namespace soac;
+using soac::testing::app_test;
+using soac::testing::error_of;
+namespace fs = std::filesystem;
+
+std::string little_endian(std::initializer_list<std::uint32_t> words) {
+  std::string s;
+  for (std::uint32_t w : words) s.append(reinterpret_cast<const char*>(&w), 4);
+  return s;
+}
+
+class Histo : public app_test {
+ protected:
+  fs::path write(const std::string& name, const std::string& bytes) {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    return path(name);
+  }
+  std::string read(const fs::path& file) {
+    std::ifstream f(file, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  }
+};
+
+// A 3 x 2 histogram worked out by hand: rows bottom-up (row 1 first), three B,G,R triples each,
+// padded from 9 to 12 bytes; red of 1, 2, 255 = (unsigned) (255 * cbrt(1 + 63 c / 255) / 4) =
+// 68, 72, 255.
+TEST(HistoBmp, MatchesAHandCheckedExample) {
+  const std::vector<std::uint8_t> counters = {0, 1, 255, 2, 0, 255};
+  std::string expected = "BM";
+  expected += little_endian({54 + 18});
+  expected += std::string(4, '\0');  // two reserved uint16
+  expected += little_endian({54, 40, 3, 2});
+  expected += std::string("\x01\x00\x18\x00", 4);  // 1 plane, 24 bits
+  expected += little_endian({0, 18, 0, 0, 0, 0});
+  const std::string row1 = std::string("\0\0\x48" "\0\0\0" "\0\0\xff" "\0\0\0", 12);  // counters 2, 0, 255
+  const std::string row0 = std::string("\0\0\0" "\0\0\x44" "\0\0\xff" "\0\0\0", 12);  // counters 0, 1, 255
+  expected += row1 + row0;
+  EXPECT_EQ(datasets::parboil_histo_bmp(counters, 3, 2), expected);
+  EXPECT_EQ(datasets::parboil_histo_red(0), 0);
+  EXPECT_EQ(datasets::parboil_histo_red(1), 68);
+  EXPECT_EQ(datasets::parboil_histo_red(2), 72);
+  EXPECT_EQ(datasets::parboil_histo_red(255), 255);
+}
+
+TEST(HistoBmp, RowsOfAMultipleOfFourBytesHaveNoPadding) {
+  const std::vector<std::uint8_t> counters(4 * 3, 0);
+  EXPECT_EQ(datasets::parboil_histo_bmp(counters, 4, 3).size(), 54u + 4 * 3 * 3);
+  EXPECT_EQ(datasets::parboil_histo_bmp(std::vector<std::uint8_t>(5 * 2, 7), 5, 2).size(), 54u + 2 * 16);
+}
+
+TEST_P(Histo, FileRoundTripAndBadFiles) {
+  if (GetParam() == backend::cuda) GTEST_SKIP() << "file formats are backend-independent";
+  datasets::parboil_histo_input in;
+  in.image_width = 3;
+  in.image_height = 2;
+  in.histo_width = 4;
+  in.histo_height = 2;
+  in.bins = {0, 7, 7, 3, 1, 7};
+  datasets::write_parboil_histo(path("ok.bin"), in);
+  EXPECT_EQ(read(path("ok.bin")), little_endian({3, 2, 4, 2, 0, 7, 7, 3, 1, 7}));
+  const auto back = datasets::read_parboil_histo(path("ok.bin"));
+  EXPECT_EQ(back.bins, in.bins);
+  EXPECT_EQ(back.bin_count(), 8u);
+
+  const auto message = [&](const std::string& name, const std::string& bytes) {
+    const auto file = write(name, bytes);
+    const auto m = error_of<input_error>([&] { datasets::read_parboil_histo(file); });
+    EXPECT_NE(m.find(file.string()), std::string::npos) << m;
+    return m;
+  };
+  EXPECT_NE(message("short.bin", little_endian({3, 2})).find("too few for the histogram width"), std::string::npos);
+  // The header promises 6 pixels, the file holds 5.
+  EXPECT_NE(message("truncated.bin", little_endian({3, 2, 4, 2, 0, 1, 2, 3, 4})).find("too few for the image"), std::string::npos);
+  EXPECT_NE(message("beyond.bin", little_endian({3, 2, 4, 2, 0, 1, 2, 3, 8, 5})).find("pixel (1, 1) holds bin 8, beyond the 4 x 2"),
+            std::string::npos);
+  EXPECT_NE(message("trailing.bin", little_endian({1, 1, 4, 2, 0, 9})).find("unexpected bytes"), std::string::npos);
+  EXPECT_NE(message("nobins.bin", little_endian({1, 1, 0, 2, 0})).find("no bins"), std::string::npos);
+  EXPECT_NE(message("huge.bin", little_endian({1, 1, 65536, 65536, 0})).find("beyond 32-bit"), std::string::npos);
+  // A header promising 4G pixels is refused before anything is allocated.
+  EXPECT_NE(message("promise.bin", little_endian({65536, 65536, 4, 2, 0})).find("too few for the image"), std::string::npos);
+  EXPECT_NE(error_of<input_error>([&] { datasets::read_parboil_histo(path("missing.bin")); }).find("no such file"),
+            std::string::npos);
+}
+
+// The tiny preset saturates some bins, so the 8-bit semantics is exercised.
+TEST_P(Histo, TinyPresetSaturates) {
+  if (GetParam() == backend::cuda) GTEST_SKIP() << "generator is backend-independent";
+  const auto file = gen("histo", "tiny", "img.bin", {}, "parboil");
+  const auto in = datasets::read_parboil_histo(file);
+  const auto counters = validate::saturating_counts(in.bins, in.bin_count());
+  int saturated = 0, used = 0;
+  for (auto c : counters) saturated += c == 255, used += c > 0;
+  EXPECT_GT(saturated, 0);
+  EXPECT_GT(used, 40);
+}
+
+TEST_P(Histo, EveryVariantMatchesTheReference) {
+  std::vector<std::string> variants = {"counts", "saturating", "packed", "counts,strategy=global", "packed,strategy=global,M=1",
+                                       "saturating,strategy=shared", "counts,strategy=shared,M=2",
+                                       "packed,strategy=shared,partition=off,partials=off", "packed,S=3"};
+  if (GetParam() == backend::cuda) variants.insert(variants.end(), {"cub", "naive"});
+  for (const auto& v : variants) round_trip("histo", "tiny", v, {}, {{"iterations", "3"}});
+}
+
+TEST_P(Histo, BaselinesNeedCuda) {
+  if (GetParam() == backend::cuda) GTEST_SKIP() << "host only";
+  const auto data = gen("histo", "tiny", "data");
+  for (const char* v : {"cub", "naive"})
+    EXPECT_NE(error_of<usage_error>([&] { run("histo", {data}, v); }).find("needs the cuda backend"), std::string::npos);
+}
+
+// Parboil's own files in, Parboil's BMP out (byte for byte against the reference's, which
+// validate checks), and a corrupted result is caught.
+TEST_P(Histo, ParboilFormatAndCorruptedResults) {
+  const auto file = gen("histo", "tiny", "img.bin", {}, "parboil");
+  const auto result = path("out");
+  run("histo", {file}, "", {}, "parboil", result);
+  EXPECT_TRUE(validate("histo", {file}, result, "parboil").ok);
+  const auto in = datasets::read_parboil_histo(file);
+  const auto expected = validate::saturating_counts(in.bins, in.bin_count());
+  EXPECT_EQ(read(result / "histo.bmp"), datasets::parboil_histo_bmp(expected, in.histo_width, in.histo_height));
+
+  // One byte of the BMP changed.
+  std::string bmp = read(result / "histo.bmp");
+  bmp[60] ^= 1;
+  write("out/histo.bmp", bmp);
+  auto report = validate("histo", {file}, result, "parboil");
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.summary.find("histo.bmp differs"), std::string::npos) << report.summary;
+
+  // One counter changed (the result rewritten with it).
+  auto counters = expected;
+  counters[5] ^= 1;
+  {
+    datasets::bundle_writer out(result, "result", "histo");
+    const std::int64_t shape[2] = {in.histo_height, in.histo_width};
+    out.add("histo", datasets::dtype::u8, shape, counters.data());
+    out.add_file("histo.bmp", datasets::parboil_histo_bmp(expected, in.histo_width, in.histo_height));
+    out.finish();
+  }
+  report = validate("histo", {file}, result, "parboil");
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.summary.find("bin 5 "), std::string::npos) << report.summary;
+}
+
+// The Parboil-shaped preset: 1M pixels into 1M bins.
+TEST_P(Histo, ParboilShape) {
+  const auto summary = round_trip("histo", "parboil", "", {}, {{"iterations", "2"}});
+  EXPECT_NE(summary.find("996 x 1040 pixels into 256 x 4096 bins"), std::string::npos) << summary;
+}
+
+TEST_P(Histo, BadInputsThroughTheApp) {
+  if (GetParam() == backend::cuda) GTEST_SKIP() << "input checks are backend-independent";
+  const auto bad = write("beyond.bin", little_endian({2, 1, 2, 2, 1, 4}));
+  EXPECT_NE(error_of<input_error>([&] { run("histo", {bad}, "", {}, "parboil"); }).find("beyond the 2 x 2 histogram"),
+            std::string::npos);
+  const auto data = gen("histo", "tiny", "data");
+  EXPECT_NE(error_of<usage_error>([&] { run("histo", {data}, "", {{"iterations", "0"}}); }).find("iterations"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("histo", {data}, "counts,M=x"); }).find("M"), std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("histo", {data, data}); }).find("one input"), std::string::npos);
+}
+
+SOAC_INSTANTIATE_APP_BACKENDS(Histo);
+
+}  // namespace
