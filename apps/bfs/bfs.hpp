@@ -6,11 +6,12 @@
 //              padded to the level's largest degree (reduce), then scatter;
 //   segmented  the report's bfs_parallel_segmented: the frontier's edges flattened with a scan
 //              of degrees and a segmented scan of edge indices, then scatter;
-//   auto       a choice per level between top-down from a frontier queue (a thread per queued
-//              node, or a thread per frontier edge after a scan of their degrees) and bottom-up
-//              (every unvisited node looks for a parent in a frontier bitmap), decided on the
-//              device: one cooperative kernel runs level after level with a grid-wide barrier
-//              between them, and the host waits for the device once per traversal.
+//   auto       a choice per level between top-down from a frontier queue (by queued node: on
+//              cuda a warp's lanes share its 32 nodes' edges; or a thread per frontier edge after
+//              a scan of their degrees) and bottom-up (every unvisited node looks for a parent in
+//              a frontier bitmap), decided on the device: one cooperative kernel runs level after
+//              level with a grid-wide barrier between them, and the host waits for the device
+//              once per traversal (walk.cuh).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,8 @@ enum class level_kind { all_nodes, padded, segmented, thread_per_node, thread_pe
 
 // auto's per-level rule (Beamer, Asanovic, Patterson, SC12, with their constants): go bottom-up
 // when the frontier's edges exceed the unexplored edges / alpha, stay bottom-up while the
-// frontier holds at least N / beta nodes; top-down levels take a thread per node when the
-// frontier's largest degree is at most `thread_per_node`, else a thread per edge. `only` holds
+// frontier holds at least N / beta nodes; top-down levels go by queued node when the frontier's
+// largest degree is at most `thread_per_node`, else a thread per edge. `only` holds
 // every level to one strategy (tests, and timing each strategy alone). The levels run in rounds
 // of at most `levels_per_round`, the host reading the round's trace after each (one round for
 // any graph of fewer levels; smaller rounds test the hand-over). cuda: the kernel runs

@@ -3,7 +3,7 @@
 //
 // cuda: one cooperative kernel (walk_kernel) runs level after level on a fixed grid, every loop
 // grid-strided over counts that live in device memory, with a grid-wide barrier where a level's
-// output becomes the next one's input. Every thread holds the same walk_state and takes the
+// output becomes the next one's input. Every block holds the same walk_state and takes the
 // same decision from the same totals (read after a barrier), so all blocks arrive at the same
 // barriers. The host launches a round of levels and waits once for its trace and final state.
 // Chosen over back-to-back launches of per-level kernels: a barrier costs about a microsecond
@@ -22,6 +22,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/util_type.cuh>
+#include <cub/warp/warp_scan.cuh>
 
 #include "apps/bfs/kernels.cuh"
 #include "core/operators.hpp"
@@ -143,20 +144,41 @@ struct walk_arrays {
   SOAC_HD i64 words() const { return (nodes + 31) / 32; }
 };
 
+// The graph's arrays, which no kernel writes during a traversal: through the read-only data
+// cache on the device.
+template <class T>
+SOAC_HD T read_only(const T* p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 SOAC_HD inline bool has_bit(const u32* bits, i64 v) { return (bits[v >> 5] >> (v & 31)) & 1u; }
 
-// Bottom-up for node v of a word whose visited bits are `seen`: v takes the first in-neighbour it
-// finds in the frontier as its parent (only this thread writes v's cost this level).
+// In-edges a bottom-up node tests at once: their loads are issued together, so a node waits for
+// memory once per group instead of once per edge (at the price of up to 3 needless loads past its
+// parent).
+constexpr int bottom_up_group = 4;
+
+// Bottom-up for node v of a word whose visited bits are `seen`: v looks for an in-neighbour in
+// the frontier to be its parent (only this thread writes v's cost this level).
 SOAC_HD inline bool bottom_up_node(const walk_arrays& a, const u32* frontier, i64 v, u32 seen, i32 next,
                                    frontier_totals& mine) {
   if (v >= a.nodes || ((seen >> (v & 31)) & 1u)) return false;
   const i32 node = i32(v);
+  const i64 first = read_only(a.in.start + node), end = first + read_only(a.in.degree + node);
   bool found = false;
-  for (i64 e = a.in.start[node], end = edges_end(a.in, node); e < end && !found; ++e)
-    found = has_bit(frontier, a.in.edges[e]);
+  for (i64 e = first; e < end && !found; e += bottom_up_group) {
+    i32 u[bottom_up_group];
+    for (int k = 0; k < bottom_up_group; ++k) u[k] = e + k < end ? read_only(a.in.edges + e + k) : -1;
+    for (int k = 0; k < bottom_up_group; ++k)
+      if (u[k] >= 0) found |= has_bit(frontier, u[k]);
+  }
   if (!found) return false;
   a.cost[node] = next;
-  const i32 degree = a.out.degree[node];
+  const i32 degree = read_only(a.out.degree + node);
   count_found(mine, degree);
   mine.queued += degree > 0;
   return true;
@@ -164,7 +186,7 @@ SOAC_HD inline bool bottom_up_node(const walk_arrays& a, const u32* frontier, i6
 
 // Whether node v of a bitmap frontier goes into the queue of a top-down level.
 SOAC_HD inline bool queued_from_bits(const walk_arrays& a, const u32* frontier, i64 v) {
-  return v < a.nodes && has_bit(frontier, v) && a.out.degree[v] > 0;
+  return v < a.nodes && has_bit(frontier, v) && read_only(a.out.degree + v) > 0;
 }
 
 // Thread-per-edge: the target of frontier edge p, which belongs to the last queued node whose
@@ -177,7 +199,7 @@ SOAC_HD inline i32 frontier_edge_target(const graph_view& g, const i32* queue, c
     else hi = mid;
   }
   const i32 u = queue[lo];
-  return g.edges[g.start[u] + (p - offsets[lo])];
+  return read_only(g.edges + read_only(g.start + u) + (p - offsets[lo]));
 }
 
 // A top-down level's queues: the frontier it expands and the one it fills, and the cost it gives.
@@ -226,6 +248,7 @@ struct walk_shared {
     cub::BlockReduce<i64, walk_block>::TempStorage sum;
     cub::BlockScan<i64, walk_block>::TempStorage scan;
   } cub;
+  cub::WarpScan<i64>::TempStorage warp_scan[walk_block / 32];
   cub::Uninitialized<walk_state> state;  // (no constructor runs for shared memory)
   i64 carry;
 };
@@ -244,28 +267,39 @@ __device__ inline void warp_append(bool take, i32 v, i32* queue, u64* length, in
 // Top-down: node v claimed (or not) by this lane; called by the whole converged warp.
 __device__ inline void found_top_down(bool claimed, i32 v, const walk_arrays& a, const top_down_queues& q, u64* slot,
                                       const grid_place& g, frontier_totals& mine) {
-  const i32 degree = claimed ? a.out.degree[v] : 0;
+  const i32 degree = claimed ? read_only(a.out.degree + v) : 0;
   if (claimed) count_found(mine, degree);
   warp_append(claimed && degree > 0, v, q.next_queue, slot + counter_queued, g.lane);
 }
 
-// A lane per queued node, the warp stepping through its nodes' edges together.
+// A warp per 32 queued nodes, a lane per node: the lanes' degrees scanned, the warp's edges are
+// dealt to its lanes 32 at a time, each lane finding its edge's node by a binary search over the
+// lanes' scans (shuffles). A warp takes ceil(its edges / 32) steps, not its largest degree, each
+// step's loads and compare-and-swaps in flight together.
 __device__ inline void device_top_down_nodes(const walk_arrays& a, const top_down_queues& q, const grid_place& g,
-                                             u64* slot, frontier_totals& mine) {
+                                             u64* slot, walk_shared& sh, frontier_totals& mine) {
+  cub::WarpScan<i64>::TempStorage& scan_storage = sh.warp_scan[threadIdx.x / 32];
   for (i64 base = g.warp * 32; base < q.queued; base += g.warps * 32) {
     const i64 k = base + g.lane;
-    i64 e = 0, end = 0;
+    i64 first = 0, degree = 0;
     if (k < q.queued) {
       const i32 u = q.queue[k];
-      e = a.out.start[u];
-      end = edges_end(a.out, u);
+      first = read_only(a.out.start + u);
+      degree = read_only(a.out.degree + u);
     }
-    const int steps = __reduce_max_sync(full_warp, int(end - e));
-    for (int j = 0; j < steps; ++j, ++e) {
+    i64 before = 0, edges = 0;
+    cub::WarpScan<i64>(scan_storage).ExclusiveSum(degree, before, edges);
+    for (i64 dealt = 0; dealt < edges; dealt += 32) {
+      const i64 p = dealt + g.lane;
+      // The last lane whose edges start at or before p (scans do not decrease; lane 0's is 0).
+      int owner = 0;
+      for (int step = 16; step > 0; step /= 2)
+        if (__shfl_sync(full_warp, before, owner + step) <= p) owner += step;
+      const i64 owner_first = __shfl_sync(full_warp, first, owner), owner_before = __shfl_sync(full_warp, before, owner);
       i32 v = 0;
       bool claimed = false;
-      if (e < end) {
-        v = a.out.edges[e];
+      if (p < edges) {
+        v = read_only(a.out.edges + owner_first + (p - owner_before));
         claimed = claim(a.cost, v, q.next);
       }
       found_top_down(claimed, v, a, q, slot, g, mine);
@@ -279,7 +313,7 @@ __device__ inline void device_scan_degrees(const walk_arrays& a, const top_down_
                                            const cooperative_groups::grid_group& grid) {
   const i64 lo = q.queued * blockIdx.x / gridDim.x, hi = q.queued * (blockIdx.x + 1) / gridDim.x;
   i64 sum = 0;
-  for (i64 k = lo + threadIdx.x; k < hi; k += walk_block) sum += a.out.degree[q.queue[k]];
+  for (i64 k = lo + threadIdx.x; k < hi; k += walk_block) sum += read_only(a.out.degree + q.queue[k]);
   sum = cub::BlockReduce<i64, walk_block>(sh.cub.sum).Sum(sum);
   if (threadIdx.x == 0) a.block_sums[blockIdx.x] = sum;
   grid.sync();
@@ -294,7 +328,7 @@ __device__ inline void device_scan_degrees(const walk_arrays& a, const top_down_
     const i64 k = base + threadIdx.x;
     i64 before = 0, tile = 0;
     __syncthreads();  // the previous tile's scan storage
-    cub::BlockScan<i64, walk_block>(sh.cub.scan).ExclusiveSum(k < hi ? i64(a.out.degree[q.queue[k]]) : 0, before, tile);
+    cub::BlockScan<i64, walk_block>(sh.cub.scan).ExclusiveSum(k < hi ? i64(read_only(a.out.degree + q.queue[k])) : 0, before, tile);
     if (k < hi) a.offsets[k] = carry + before;
     carry += tile;
   }
@@ -416,7 +450,7 @@ __global__ void __launch_bounds__(walk_block, 2) walk_kernel(const walk_launch w
       }
       const top_down_queues q(a, s);
       if (kind == int(level_kind::thread_per_node)) {
-        device_top_down_nodes(a, q, g, slot, mine);
+        device_top_down_nodes(a, q, g, slot, sh, mine);
       } else {
         device_scan_degrees(a, q, sh, grid);
         device_top_down_edges(a, q, s.frontier.edges, g, slot, mine);
