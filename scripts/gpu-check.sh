@@ -52,7 +52,7 @@ declare -A sanitize_filter=(
   [test_segreduce]='*SegmentedSum*/cuda:*IndexOfMax*/cuda:*MaximumSubarray*/cuda:*Transposed*/cuda:*EmptySegments*/cuda'
   [test_scan]='*MatrixProductKeepsOrder/cuda:*InPlaceOverTheInputArray/cuda:*OffsetsMatchFlags/cuda:*EveryFlagPatternAffinePacked/cuda:*EveryFlagPatternPlus/cuda'
   [test_sort]='*SortedAndReversedInput/cuda:*NoneOrAllSelected/cuda:*StableWithFewDistinctKeys/cuda'
-  [test_app_bfs]='*SingleNode/cuda:*DisconnectedGraph/cuda:*NodesWithoutEdges/cuda:*SelfLoopsAndDuplicateEdges/cuda:*Star/cuda:*DirectedGraphWithSharedAndUnorderedEdgeRanges/cuda:*PathGraphHasAsManyLevelsAsNodes/cuda'
+  [test_app_bfs]='*SingleNode/cuda:*DisconnectedGraph/cuda:*NodesWithoutEdges/cuda:*SelfLoopsAndDuplicateEdges/cuda:*Star/cuda:*DirectedGraphWithSharedAndUnorderedEdgeRanges/cuda:*PathGraphHasAsManyLevelsAsNodes/cuda:*EveryLevelKindAndEveryHandOverInOneTraversal/cuda'
   [test_hist]='*OutOfRangeBinsAreIgnored/cuda:*AllElementsInOneBin/cuda:*CasOperators/cuda:*ArgmaxWithTiesToLowerIndexOnCasAndLocks/cuda:*LockPathInOneHotBin/cuda:*SplitHistogramsRunThroughDistributedSharedMemory/cuda:*BatchedHistograms/cuda:*FusedCountsAndVectorSums/cuda:*VectorBinsUpdateElementByElement/cuda:*PartitionedBucketsAnyShape/cuda:*LoadsAheadCountEveryElementOnce/cuda'
 )
 if has sanitize; then

@@ -47,7 +47,15 @@ rodinia_graph undirected(i32 nodes, const std::vector<std::pair<i32, i32>>& pair
   return from_lists(lists, source);
 }
 
-// Every variant, and auto held to each of its level strategies.
+// Every variant, auto held to each of its level strategies, auto in rounds of one and three
+// levels (the hand-over between kernel launches), and auto switching direction every level
+// (alpha huge: bottom-up after every top-down level; beta 1: top-down after every bottom-up one;
+// tpn 2: thread per edge wherever a frontier node has more than 2 edges), which builds the
+// bitmaps from the costs and the queue from the bitmap again and again.
+bool any_auto_kind(bfs::level_kind k) {
+  return k == bfs::level_kind::thread_per_node || k == bfs::level_kind::thread_per_edge || k == bfs::level_kind::bottom_up;
+}
+const std::string alternating = "auto,alpha=1e9,beta=1,tpn=2,round=3";
 struct variant_case {
   std::string text;
   bool (*allowed)(bfs::level_kind);
@@ -56,13 +64,45 @@ const variant_case variants[] = {
     {"rodinia", [](bfs::level_kind k) { return k == bfs::level_kind::all_nodes; }},
     {"padded", [](bfs::level_kind k) { return k == bfs::level_kind::padded; }},
     {"segmented", [](bfs::level_kind k) { return k == bfs::level_kind::segmented; }},
-    {"auto", [](bfs::level_kind k) {
-       return k == bfs::level_kind::thread_per_node || k == bfs::level_kind::thread_per_edge || k == bfs::level_kind::bottom_up;
-     }},
+    {"auto", any_auto_kind},
     {"auto,only=nodes", [](bfs::level_kind k) { return k == bfs::level_kind::thread_per_node; }},
     {"auto,only=edges", [](bfs::level_kind k) { return k == bfs::level_kind::thread_per_edge; }},
     {"auto,only=bottom-up", [](bfs::level_kind k) { return k == bfs::level_kind::bottom_up; }},
+    {"auto,round=1", any_auto_kind},
+    {alternating, any_auto_kind},
 };
+
+// auto's trace against the reference costs: one step per level while the frontier has a node
+// with edges and some node is still unfound, each with the frontier's queued nodes (those with
+// edges), their edges (or all nodes, bottom-up) and largest degree, as the device counted them.
+void expect_auto_trace(const rodinia_graph& g, const std::vector<i32>& cost, const bfs::trace& t,
+                       const std::string& what) {
+  const std::int64_t n = std::int64_t(cost.size());
+  std::int64_t found = 0;
+  for (std::size_t level = 0;; ++level) {
+    std::int64_t queued = 0, edges = 0, largest = 0;
+    for (std::size_t v = 0; v < cost.size(); ++v) {
+      if (cost[v] != i32(level)) continue;
+      ++found;
+      if (g.degree[v] == 0) continue;
+      ++queued;
+      edges += g.degree[v];
+      largest = std::max<std::int64_t>(largest, g.degree[v]);
+    }
+    if (queued == 0 || found == n) {
+      EXPECT_EQ(t.steps.size(), level) << what << ": the walk runs levels 0.." << level << " exclusive\n" << t.per_level();
+      return;
+    }
+    if (level >= t.steps.size()) {
+      ADD_FAILURE() << what << ": the trace ends at level " << level << "\n" << t.per_level();
+      return;
+    }
+    const auto& step = t.steps[level];
+    EXPECT_EQ(step.frontier, queued) << what << ", level " << level;
+    EXPECT_EQ(step.work, step.kind == bfs::level_kind::bottom_up ? n : edges) << what << ", level " << level;
+    EXPECT_EQ(step.largest_degree, largest) << what << ", level " << level;
+  }
+}
 
 class Bfs : public soac::testing::app_test {
  protected:
@@ -84,6 +124,7 @@ class Bfs : public soac::testing::app_test {
         if (!v.text.starts_with("auto")) EXPECT_FALSE(t.steps.empty()) << v.text;
         if (g.degree[std::size_t(s)] > 0 && g.start.size() > 1) EXPECT_FALSE(t.steps.empty()) << v.text;
         for (const auto& step : t.steps) EXPECT_TRUE(v.allowed(step.kind)) << v.text << ": " << t.per_level();
+        if (v.text.starts_with("auto")) expect_auto_trace(g, expected, t, v.text + " from " + std::to_string(s));
       }
     }
     return expected;
@@ -142,6 +183,59 @@ TEST_P(Bfs, Star) {
   from_leaf[0] = 1;
   from_leaf[7] = 0;
   EXPECT_EQ(check_all(g, {0, 7}), from_leaf);
+}
+
+TEST_P(Bfs, EveryLevelKindAndEveryHandOverInOneTraversal) {
+  // A caterpillar: a path whose every sixth node has 4 leaves. The alternating rule runs
+  // bottom-up on even levels and top-down on odd ones, a thread per node where the frontier's
+  // nodes have at most 2 edges (path nodes) and a thread per edge where one has 6.
+  std::vector<std::pair<i32, i32>> pairs;
+  constexpr i32 path = 60;
+  i32 next_leaf = path;
+  for (i32 i = 0; i < path; ++i) {
+    if (i + 1 < path) pairs.push_back({i, i + 1});
+    if (i % 6 == 3)
+      for (int k = 0; k < 4; ++k) pairs.push_back({i, next_leaf++});
+  }
+  const auto g = undirected(next_leaf, pairs);
+  check_all(g, {0, 9});
+  bfs::runner graph(ctx(), g, std::nullopt);
+  buffer<i32> cost(ctx(), g.start.size());
+  const auto t = graph.traverse(0, bfs::parse_variant(alternating), cost.view());
+  EXPECT_EQ(cost.to_vector(), validate::bfs_levels(g.start, g.degree, g.edges, 0));
+  std::map<bfs::level_kind, int> kinds;
+  int to_bottom_up = 0, to_top_down = 0;
+  for (std::size_t l = 0; l < t.steps.size(); ++l) {
+    ++kinds[t.steps[l].kind];
+    EXPECT_EQ(t.steps[l].kind == bfs::level_kind::bottom_up, l % 2 == 0) << t.per_level();
+    if (l == 0) continue;
+    const bool was_bottom_up = t.steps[l - 1].kind == bfs::level_kind::bottom_up;
+    const bool is_bottom_up = t.steps[l].kind == bfs::level_kind::bottom_up;
+    to_bottom_up += !was_bottom_up && is_bottom_up;
+    to_top_down += was_bottom_up && !is_bottom_up;
+  }
+  EXPECT_GE(kinds[bfs::level_kind::thread_per_node], 10) << t.per_level();
+  EXPECT_GE(kinds[bfs::level_kind::thread_per_edge], 5) << t.per_level();
+  EXPECT_GE(to_bottom_up, 20);
+  EXPECT_GE(to_top_down, 20);
+}
+
+TEST_P(Bfs, LongPathRunsInSeveralRounds) {
+  // 2,500 levels: three rounds of at most 1,024 levels (auto_tuning::max_levels_per_round).
+  constexpr i32 n = 2500;
+  static_assert(n > 2 * bfs::auto_tuning::max_levels_per_round);
+  std::vector<std::pair<i32, i32>> pairs;
+  for (i32 i = 0; i + 1 < n; ++i) pairs.push_back({i, i + 1});
+  const auto g = undirected(n, pairs);
+  bfs::runner graph(ctx(), g, std::nullopt);
+  buffer<i32> cost(ctx(), g.start.size());
+  std::vector<i32> expected(n);
+  std::iota(expected.begin(), expected.end(), 0);
+  for (const std::string v : {"auto", "auto,only=bottom-up"}) {
+    const auto t = graph.traverse(0, bfs::parse_variant(v), cost.view());
+    EXPECT_EQ(cost.to_vector(), expected) << v;
+    expect_auto_trace(g, expected, t, v);
+  }
 }
 
 TEST_P(Bfs, DirectedGraphWithSharedAndUnorderedEdgeRanges) {
@@ -276,6 +370,13 @@ TEST(BfsGraphs, VariantsParse) {
   EXPECT_FALSE(o.tuning.only.has_value());
   EXPECT_EQ(bfs::parse_variant("auto,only=bottom-up").tuning.only, bfs::level_kind::bottom_up);
   EXPECT_EQ(bfs::parse_variant("auto,tpn=0").tuning.thread_per_node, 0);
+  EXPECT_EQ(bfs::parse_variant("auto").tuning.levels_per_round, bfs::auto_tuning::max_levels_per_round);
+  EXPECT_EQ(bfs::parse_variant("auto,round=7,blocks=1").tuning.levels_per_round, 7);
+  EXPECT_EQ(bfs::parse_variant("auto,round=7,blocks=1").tuning.blocks_per_sm, 1);
+  EXPECT_THROW(bfs::parse_variant("auto,round=0"), usage_error);
+  EXPECT_THROW(bfs::parse_variant("auto,round=2.5"), usage_error);
+  EXPECT_THROW(bfs::parse_variant("auto,round=1025"), usage_error);
+  EXPECT_THROW(bfs::parse_variant("auto,blocks=33"), usage_error);
   EXPECT_THROW(bfs::parse_variant("auto,only=sideways"), usage_error);
   EXPECT_EQ(bfs::parse_variant("").which, bfs::variant::automatic);
   EXPECT_EQ(bfs::parse_variant("segmented").which, bfs::variant::segmented);

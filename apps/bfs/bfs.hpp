@@ -6,9 +6,12 @@
 //              padded to the level's largest degree (reduce), then scatter;
 //   segmented  the report's bfs_parallel_segmented: the frontier's edges flattened with a scan
 //              of degrees and a segmented scan of edge indices, then scatter;
-//   auto       a frontier queue with a choice per level between a thread per queued node, a
-//              thread per frontier edge (scan of degrees) and bottom-up (every unvisited node
-//              looks for a parent), one kernel and one read of pinned memory per level.
+//   auto       a choice per level between top-down from a frontier queue (by queued node: on
+//              cuda a warp's lanes share its 32 nodes' edges; or a thread per frontier edge after
+//              a scan of their degrees) and bottom-up (every unvisited node looks for a parent in
+//              a frontier bitmap), decided on the device: one cooperative kernel runs level after
+//              level with a grid-wide barrier between them, and the host waits for the device
+//              once per traversal (walk.cuh).
 #pragma once
 
 #include <cstdint>
@@ -29,14 +32,20 @@ enum class level_kind { all_nodes, padded, segmented, thread_per_node, thread_pe
 
 // auto's per-level rule (Beamer, Asanovic, Patterson, SC12, with their constants): go bottom-up
 // when the frontier's edges exceed the unexplored edges / alpha, stay bottom-up while the
-// frontier holds at least N / beta nodes; top-down levels take a thread per node when the
-// frontier's largest degree is at most `thread_per_node`, else a thread per edge. `only` holds
-// every level to one strategy (tests, and timing each strategy alone).
+// frontier holds at least N / beta nodes; top-down levels go by queued node when the frontier's
+// largest degree is at most `thread_per_node`, else a thread per edge. `only` holds
+// every level to one strategy (tests, and timing each strategy alone). The levels run in rounds
+// of at most `levels_per_round`, the host reading the round's trace after each (one round for
+// any graph of fewer levels; smaller rounds test the hand-over). cuda: the kernel runs
+// `blocks_per_sm` blocks per SM, at most as many as fit at once.
 struct auto_tuning {
+  static constexpr int max_levels_per_round = 1024;
   double alpha = 14;
   double beta = 24;
   std::int64_t thread_per_node = 32;
   std::optional<level_kind> only;
+  int levels_per_round = max_levels_per_round;
+  int blocks_per_sm = 2;
 };
 
 struct options {
@@ -44,8 +53,8 @@ struct options {
   auto_tuning tuning;
 };
 
-// "auto", "rodinia", "padded", "segmented", or "auto,alpha=X,beta=X,tpn=N,only=nodes|edges|bottom-up"
-// (usage_error else).
+// "auto", "rodinia", "padded", "segmented", or
+// "auto,alpha=X,beta=X,tpn=N,only=nodes|edges|bottom-up,round=N,blocks=N" (usage_error else).
 options parse_variant(const std::string& text);
 std::string variant_name(variant v);
 
@@ -58,7 +67,7 @@ struct level_step {
 };
 
 struct trace {
-  std::vector<level_step> steps;  // one per iteration of the host loop
+  std::vector<level_step> steps;  // one per iteration (rodinia, padded, segmented) or level (auto)
   // "12 iterations: 7 thread per node, 2 thread per edge, 3 bottom-up".
   std::string summary() const;
   // One line per iteration (what --verbose prints).
@@ -102,7 +111,7 @@ class runner {
   bool reads_out_edges_bottom_up() const { return !has_in_edges_; }
 
  private:
-  struct pinned;  // the mapped pinned words the host reads each level (cuda)
+  struct pinned;  // mapped pinned memory: rodinia's flag, auto's trace (cuda)
   graph_view out_view() const { return {start_.data(), degree_.data(), edges_.data()}; }
   graph_view in_view() const;
   trace rodinia(std::int32_t source, span<std::int32_t> cost);
@@ -119,8 +128,9 @@ class runner {
   // Work arrays, allocated on a variant's first traversal.
   buffer<std::uint8_t> mask_, updating_, visited_;
   buffer<std::int32_t> queue_a_, queue_b_;
-  buffer<std::int64_t> offsets_, largest_;
-  buffer<unsigned long long> totals_;
+  buffer<std::int64_t> offsets_, largest_, block_sums_;
+  buffer<std::uint32_t> bits_;
+  buffer<unsigned long long> counters_;
   std::unique_ptr<pinned> pinned_;
 };
 

@@ -221,10 +221,11 @@ class bfs_app final : public app {
   }
   std::vector<std::string> variants() const override { return {"auto", "rodinia", "padded", "segmented"}; }
   std::string variant_settings() const override {
-    return "auto,alpha=X,beta=X,tpn=N,only=S: bottom-up levels when the frontier's edges exceed the unexplored "
-           "edges / alpha (14), back to top-down when the frontier holds fewer than N / beta nodes (24); top-down "
-           "levels take a thread per node when the frontier's largest degree is <= tpn (32), else a thread per edge; "
-           "only=nodes|edges|bottom-up: every level one way";
+    return "auto,alpha=X,beta=X,tpn=N,only=S,round=N,blocks=N: bottom-up levels when the frontier's edges exceed "
+           "the unexplored edges / alpha (14), back to top-down when the frontier holds fewer than N / beta nodes "
+           "(24); top-down levels take a thread per node when the frontier's largest degree is <= tpn (32), else a "
+           "thread per edge; only=nodes|edges|bottom-up: every level one way; round: levels per kernel launch and "
+           "host wait (1024, the most); blocks: the kernel's blocks per SM (2, at most what fits)";
   }
   std::vector<std::string> bench_presets() const override {
     return {"4096", "65536", "1M", "H100K", "E1K", "HH5K", "disconnected"};

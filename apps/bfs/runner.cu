@@ -1,11 +1,13 @@
 // The four BFS variants (see bfs.hpp) on a graph in the backend's memory.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
 
 #include "apps/bfs/bfs.hpp"
 #include "apps/bfs/kernels.cuh"
+#include "apps/bfs/walk.cuh"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/operators.hpp"
@@ -45,7 +47,8 @@ options parse_variant(const std::string& text) {
     const auto eq = item.find('=');
     if (o.which != variant::automatic || eq == std::string::npos)
       throw usage_error("bfs: variant setting '" + item +
-                        "' (only auto takes settings: alpha=X, beta=X, tpn=N, only=nodes|edges|bottom-up)");
+                        "' (only auto takes settings: alpha=X, beta=X, tpn=N, only=nodes|edges|bottom-up, round=N, "
+                        "blocks=N)");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const auto number = [&](bool zero_allowed) {
       double v = 0;
@@ -55,6 +58,14 @@ options parse_variant(const std::string& text) {
                           " number, not '" + value + "'");
       return v;
     };
+    // A whole number in [1, most].
+    const auto count = [&](int most) {
+      const double v = number(false);
+      if (v > most || v != std::floor(v))
+        throw usage_error("bfs: variant setting " + key + " must be a whole number from 1 to " + std::to_string(most) +
+                          ", not '" + value + "'");
+      return static_cast<int>(v);
+    };
     if (key == "alpha") o.tuning.alpha = number(false);
     else if (key == "beta") o.tuning.beta = number(false);
     else if (key == "tpn") o.tuning.thread_per_node = static_cast<std::int64_t>(number(true));
@@ -62,7 +73,9 @@ options parse_variant(const std::string& text) {
     else if (key == "only" && value == "edges") o.tuning.only = level_kind::thread_per_edge;
     else if (key == "only" && value == "bottom-up") o.tuning.only = level_kind::bottom_up;
     else if (key == "only") throw usage_error("bfs: only=" + value + " (expected nodes, edges or bottom-up)");
-    else throw usage_error("bfs: unknown auto setting '" + key + "' (alpha, beta, tpn, only)");
+    else if (key == "round") o.tuning.levels_per_round = count(auto_tuning::max_levels_per_round);
+    else if (key == "blocks") o.tuning.blocks_per_sm = count(32);
+    else throw usage_error("bfs: unknown auto setting '" + key + "' (alpha, beta, tpn, only, round, blocks)");
   }
   return o;
 }
@@ -161,15 +174,15 @@ std::optional<datasets::rodinia_graph> transpose_unless_symmetric(const datasets
 
 // --- runner -------------------------------------------------------------------------------------
 
-// Mapped pinned host memory: the words a level's kernel publishes (auto) or the flag copied back
-// (rodinia), read by the host after synchronising without a pageable copy.
+// Mapped pinned host memory that the device writes and the host reads after synchronising,
+// without a pageable copy: rodinia's flag (copied into its first byte) and auto's walk_report.
 struct runner::pinned {
-  unsigned long long* host = nullptr;
-  unsigned long long* device = nullptr;
+  walk_report* host = nullptr;
+  walk_report* device = nullptr;
   explicit pinned(const context& ctx) {
     ctx.activate();
-    SOAC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), total_words * sizeof(u64), cudaHostAllocMapped));
-    std::memset(host, 0, total_words * sizeof(u64));
+    SOAC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(walk_report), cudaHostAllocMapped));
+    std::memset(static_cast<void*>(host), 0, sizeof(walk_report));
     SOAC_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0));
   }
   ~pinned() { cudaFreeHost(host); }
@@ -368,63 +381,49 @@ trace runner::segmented(std::int32_t source, span<std::int32_t> cost) {
   return t;
 }
 
-namespace {
-
-// auto's choice for a level from the frontier's totals (see auto_tuning).
-level_kind choose(const auto_tuning& t, level_kind previous, std::int64_t nodes, std::int64_t frontier,
-                  std::int64_t frontier_edges, std::int64_t largest, std::int64_t unexplored_edges) {
-  if (t.only) return *t.only;
-  const bool bottom_up = previous == level_kind::bottom_up ? double(frontier) * t.beta >= double(nodes)
-                                                           : double(frontier_edges) * t.alpha > double(unexplored_edges);
-  if (bottom_up) return level_kind::bottom_up;
-  return largest <= t.thread_per_node ? level_kind::thread_per_node : level_kind::thread_per_edge;
-}
-
-}  // namespace
-
+// auto (see walk.cuh): rounds of levels until the walk is done, the host reading each round's
+// trace.
 trace runner::automatic(std::int32_t source, const auto_tuning& tuning, span<std::int32_t> cost) {
-  std::int32_t* queue = ensure(ctx_, queue_a_, nodes_);
-  std::int32_t* next_queue = ensure(ctx_, queue_b_, nodes_);
-  u64* totals = ensure(ctx_, totals_, std::int64_t{total_words});
-  u64* published = ctx_.is_cuda() ? pinned_->device : nullptr;
-  const graph_view g = out_view(), in = in_view();
-  for_each(ctx_, nodes_, queue_init{cost.data(), queue, totals, source});
-  // The frontier of level 0: the source, queued when it has edges.
-  const std::int64_t source_degree = host_degree_[std::size_t(source)];
-  frontier_totals frontier{source_degree > 0 ? 1 : 0, 1, source_degree, source_degree};
-  std::int64_t unexplored = total_degree_ - source_degree, found = 1;
-  level_kind previous = level_kind::thread_per_node;
+  const std::int64_t words = soac::detail::ceil_div(nodes_, 32);
+  std::uint32_t* bits = ensure(ctx_, bits_, 3 * words);
+  walk_arrays a{};
+  a.out = out_view();
+  a.in = in_view();
+  a.cost = cost.data();
+  a.queues[0] = ensure(ctx_, queue_a_, nodes_);
+  a.queues[1] = ensure(ctx_, queue_b_, nodes_);
+  a.offsets = ensure(ctx_, offsets_, nodes_);
+  a.frontier_bits[0] = bits;
+  a.frontier_bits[1] = bits + words;
+  a.visited_bits = bits + 2 * words;
+  a.nodes = nodes_;
+  a.rule = {tuning.alpha, tuning.beta, tuning.thread_per_node, tuning.only ? int(*tuning.only) : -1};
+  const int round = std::clamp(tuning.levels_per_round, 1, auto_tuning::max_levels_per_round);
+  int blocks = 0;
+  if (ctx_.is_cuda()) {
+    const int fit = soac::detail::resident_blocks(walk_kernel, walk_block, 0, "bfs walk_kernel");
+    blocks = ctx_.props().sm_count * std::clamp(tuning.blocks_per_sm, 1, fit);
+    a.counters = ensure(ctx_, counters_, std::int64_t{all_counters});
+    a.block_sums = ensure(ctx_, block_sums_, std::int64_t{blocks});
+  }
+  walk_state s = start_state(host_degree_[std::size_t(source)], total_degree_);
   trace t;
-  // Until the frontier has no edges, or every node is found (which spares connected graphs a last
-  // level that would find nothing).
-  for (std::int32_t level = 0; frontier.nodes > 0 && found < nodes_; ++level) {
-    const level_kind kind =
-        choose(tuning, previous, nodes_, frontier.nodes, frontier.edges, frontier.largest, unexplored);
-    const frontier_queue out{next_queue, g.degree, totals};
-    frontier_totals next;
-    if (kind == level_kind::thread_per_node) {
-      next = run_level(ctx_, frontier.nodes, top_down_nodes{g, queue, cost.data(), level + 1}, out, published);
-    } else if (kind == level_kind::thread_per_edge) {
-      std::int64_t* offsets = ensure(ctx_, offsets_, nodes_);
-      scan(ctx_, frontier.nodes, listed_degree{queue, g.degree}, span<std::int64_t>(offsets, std::size_t(frontier.nodes)),
-           plus<std::int64_t>{}, scan_kind::exclusive);
-      next = run_level(ctx_, frontier.edges, top_down_edges{g, queue, offsets, frontier.nodes, cost.data(), level + 1},
-                        out, published);
-    } else {
-      next = run_level(ctx_, nodes_, bottom_up{in, cost.data(), level}, out, published);
-    }
+  std::vector<level_step> host_steps(ctx_.is_cuda() ? 0 : std::size_t(round));
+  for (bool first = true; !s.done; first = false) {
+    const std::int64_t from = s.level;
+    const level_step* steps = host_steps.data();
     if (ctx_.is_cuda()) {
+      walk_launch w{a, s, source, first, round, pinned_->device};
+      void* args[] = {&w};
+      SOAC_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&walk_kernel), dim3(unsigned(blocks)),
+                                                  dim3(walk_block), args, 0, ctx_.stream()));
       ctx_.synchronize();
-      const volatile u64* words = pinned_->host;
-      next = {std::int64_t(words[total_queued]), std::int64_t(words[total_found]), std::int64_t(words[total_edges]),
-              std::int64_t(words[total_largest])};
+      s = pinned_->host->state;
+      steps = pinned_->host->steps;
+    } else {
+      s = host_walk(ctx_, a, s, round, first, source, host_steps.data());
     }
-    t.steps.push_back({frontier.nodes, kind == level_kind::bottom_up ? nodes_ : frontier.edges, frontier.largest, kind});
-    frontier = next;
-    found += next.found;
-    unexplored -= next.edges;
-    previous = kind;
-    std::swap(queue, next_queue);
+    t.steps.insert(t.steps.end(), steps, steps + (s.level - from));
   }
   return t;
 }
