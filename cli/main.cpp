@@ -1,7 +1,10 @@
 // soac: one executable, subcommands over the app registry. Every failure ends here as one line
 // on stderr and an exit code that names its class (core/error.hpp).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <new>
@@ -17,6 +20,7 @@
 #include "core/build_info.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "reproduce/reproduce.hpp"
 
 namespace {
 
@@ -34,6 +38,8 @@ commands:
   validate   check a result:         soac validate APP -i DATASET [--format F] -r RESULT
   bench      benchmark with in-run baselines:
                                      soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE]
+  reproduce  the papers' tables and figures on this machine, as JSON and a markdown report with plots:
+                                     soac reproduce TABLE... | all [--quick] [-o DIR]   (soac reproduce --list)
 
 DATASET is a soac bundle (from soac gen) or, with --format, the original program's files
 (Rodinia's, Parboil's: soac list names each app's formats).
@@ -286,6 +292,137 @@ int cmd_bench(std::vector<std::string>& args) {
   return exit_code::ok;
 }
 
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file);
+  out << text;
+  if (!out.flush()) throw input_error(file.string() + ": cannot write");
+}
+
+// Analyses the runs in `r`, draws the plots, writes DIR/reproduce.json and DIR/report.md.
+void finish_reproduction(nlohmann::json& r, const std::vector<const reproduce::table_spec*>& tables,
+                         const std::filesystem::path& dir, bool plots) {
+  reproduce::analyze(r, tables);
+  const auto json_file = dir / "reproduce.json";
+  write_text(json_file, r.dump(1) + "\n");
+  r["plots"] = plots ? reproduce::draw_plots(dir, json_file) : nlohmann::json{{"drawn", false}, {"note", "--no-plots was given"}};
+  write_text(json_file, r.dump(1) + "\n");
+  write_text(dir / "report.md", reproduce::markdown(r));
+  int status[3] = {0, 0, 0}, verdicts[3] = {0, 0, 0};
+  for (const auto& t : r["tables"]) {
+    const std::string s = t["status"];
+    ++status[s == "complete" ? 0 : s == "partial" ? 1 : 2];
+    for (const auto& c : t["claims"]) {
+      const std::string v = c["verdict"];
+      ++verdicts[v == "held" ? 0 : v == "not held" ? 1 : 2];
+    }
+  }
+  std::cout << "report: " << (dir / "report.md").string() << " (tables: " << status[0] << " complete, " << status[1] << " partial, "
+            << status[2] << " missing; claims: " << verdicts[0] << " held, " << verdicts[1] << " not held, " << verdicts[2]
+            << " not checked; plots: " << (r["plots"].value("drawn", false) ? "drawn" : r["plots"].value("note", std::string("none")))
+            << ")\n";
+}
+
+int cmd_reproduce(std::vector<std::string>& args) {
+  auto o = make_options("reproduce", "TABLE... | all",
+                        "Regenerate the papers' tables and figures on this machine: runs the soac benches each table needs, puts "
+                        "the papers' numbers beside this run's, checks the papers' claims, and writes DIR/reproduce.json, "
+                        "DIR/report.md and DIR/plots/. Without a GPU it runs what the host backend can, at --quick sizes.");
+  o.add_options()
+      ("tables", "tables to reproduce (see --list), or all", cxxopts::value<std::vector<std::string>>())
+      ("quick", "reduced sizes for a first look (minutes instead of a quarter of an hour)")
+      ("o,output", "folder for the report", cxxopts::value<std::string>()->default_value("reproduce-report"))
+      ("runs", "timed runs per variant in every bench (default: each table's own)", cxxopts::value<int>()->default_value("0"))
+      ("list", "list the tables with their benches and rough times")
+      ("report-only", "recompute the tables, plots and report from DIR/reproduce.json without measuring")
+      ("no-plots", "do not run python3 for the plots")
+      ("no-progress", "no progress line on stderr");
+  o.parse_positional({"tables"});
+  const auto r = parse(o, args);
+  namespace rp = reproduce;
+  if (r.count("list")) {
+    for (const auto& t : rp::catalogue()) {
+      std::cout << t.id << ": " << t.title << "\n";
+      for (const rp::mode m : {rp::mode::full, rp::mode::quick}) {
+        double seconds = 0;
+        for (const auto& run : t.runs(m)) seconds += run.estimate_s;
+        std::cout << "  " << (m == rp::mode::full ? "full " : "quick") << " (roughly "
+                  << (seconds < 45 ? "under a minute" : std::to_string(int(seconds / 60 + 0.5)) + " min") << " on an H100):";
+        for (const auto& run : t.runs(m)) {
+          std::cout << "\n    soac";
+          for (const auto& a : run.command()) std::cout << " " << a;
+          if (!run.served_by.empty()) std::cout << "   (or the run of " << run.served_by.front() << ")";
+        }
+        std::cout << "\n";
+      }
+      const auto host = t.runs(rp::mode::host);
+      const bool gpu_only = std::all_of(host.begin(), host.end(), [](const rp::run_spec& s) { return !s.gpu_only.empty(); });
+      std::cout << "  host backend: " << (gpu_only ? "missing (" + host.front().gpu_only + ")" : std::string("runs at reduced sizes")) << "\n";
+    }
+    return exit_code::ok;
+  }
+  const auto tables = rp::select_tables(r.count("tables") ? r["tables"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  const std::filesystem::path dir = r["output"].as<std::string>();
+  const int runs = r["runs"].as<int>();
+  if (runs < 0) throw usage_error("--runs must not be negative");
+  const bool plots = r.count("no-plots") == 0;
+
+  if (r.count("report-only")) {
+    const auto file = dir / "reproduce.json";
+    std::ifstream in(file);
+    if (!in) throw input_error(file.string() + ": cannot open (run soac reproduce without --report-only first)");
+    nlohmann::json rep;
+    try {
+      rep = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      throw input_error(file.string() + ": not JSON: " + e.what());
+    }
+    if (rep.value("format", "") != "soac-reproduce") throw input_error(file.string() + ": not a soac reproduce result");
+    finish_reproduction(rep, tables, dir, plots);
+    return exit_code::ok;
+  }
+
+  context ctx = make_context(r);
+  const rp::mode m = !ctx.is_cuda() ? rp::mode::host : r.count("quick") ? rp::mode::quick : rp::mode::full;
+  if (m == rp::mode::host)
+    std::cerr << "soac reproduce: no CUDA GPU (backend " << ctx.describe() << "): running what the host backend can, at --quick sizes; "
+              << "tables whose benches compare with CUDA programs are marked missing\n";
+  std::map<std::string, std::string> aliases;
+  const auto specs = rp::plan_runs(tables, m, aliases);
+  std::filesystem::create_directories(dir);
+  std::string command = "soac reproduce";  // args[0] is the program name, "soac reproduce"
+  for (std::size_t i = 1; i < args.size(); ++i) command += " " + args[i];
+  nlohmann::json rep = {{"format", "soac-reproduce"}, {"version", 1}, {"date", utc_now()}, {"command", command},
+                        {"mode", std::string(rp::to_string(m))}, {"environment", bench::environment(ctx)}, {"aliases", aliases},
+                        {"runs", nlohmann::json::array()}};
+  double estimate = 0;
+  for (const auto& s : specs)
+    if (m != rp::mode::host || s.gpu_only.empty()) estimate += s.estimate_s;
+  std::cerr << "soac reproduce: " << tables.size() << " table(s), " << specs.size() << " bench run(s), roughly " << int(estimate / 60 + 0.5)
+            << " min" << (m == rp::mode::host ? "" : " on an H100") << "; output in " << dir.string() << "\n";
+  rp::runner_options ro;
+  ro.exe = std::filesystem::read_symlink("/proc/self/exe");
+  ro.dir = dir;
+  ro.backend = ctx.is_cuda() ? "cuda" : "host";
+  ro.device = r["device"].as<int>();
+  ro.runs = runs;
+  ro.progress = r.count("no-progress") == 0;
+  rp::run_all(specs, m, ro, [&](const nlohmann::json& run) {
+    rep["runs"].push_back(run);
+    write_text(dir / "reproduce.json", rep.dump(1) + "\n");  // partial results survive an interruption
+  });
+  finish_reproduction(rep, tables, dir, plots);
+  return exit_code::ok;
+}
+
 int dispatch(std::vector<std::string> args) {
   if (args.size() < 2 || args[1] == "-h" || args[1] == "--help" || args[1] == "help") {
     std::cout << overview;
@@ -307,7 +444,8 @@ int dispatch(std::vector<std::string> args) {
   if (command == "run") return cmd_run(rest);
   if (command == "validate") return cmd_validate(rest);
   if (command == "bench") return cmd_bench(rest);
-  throw usage_error("unknown command '" + command + "' (commands: list, info, gen, run, validate, bench; see soac --help)");
+  if (command == "reproduce") return cmd_reproduce(rest);
+  throw usage_error("unknown command '" + command + "' (commands: list, info, gen, run, validate, bench, reproduce; see soac --help)");
 }
 
 }  // namespace

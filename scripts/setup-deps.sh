@@ -4,7 +4,7 @@
 # package here: it must already be installed, and this script says so when it is not.
 set -euo pipefail
 
-packages=(cmake g++ make libcxxopts-dev nlohmann-json3-dev libstb-dev libgtest-dev)
+packages=(cmake g++ make libcxxopts-dev nlohmann-json3-dev libstb-dev libgtest-dev python3-matplotlib)
 
 if ! command -v nvcc >/dev/null 2>&1; then
   if [ -x /usr/local/cuda/bin/nvcc ]; then
