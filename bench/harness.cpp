@@ -51,13 +51,7 @@ std::string read_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return "unknown";
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
-  const auto pos = line.find("Module");
-  if (pos == std::string::npos) return line;
-  std::istringstream rest(line.substr(pos + 6));
-  std::string version;
-  rest >> version;
-  return version.empty() ? line : version;
+  return driver_version_of(line);
 }
 
 std::string fixed(double v, int digits) {
@@ -69,6 +63,18 @@ std::string fixed(double v, int digits) {
 std::string ratio_text(double r) { return r > 0 ? fixed(r, 2) + "x" : "-"; }
 
 }  // namespace
+
+std::string driver_version_of(const std::string& line) {
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or, for the open
+  // modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build
+  // ...": the first word of digits and dots holding a dot.
+  std::istringstream words(line);
+  for (std::string w; words >> w;)
+    if (w.find('.') != std::string::npos && w.front() != '.' && w.back() != '.' &&
+        w.find_first_not_of("0123456789.") == std::string::npos)
+      return w;
+  return "unknown";
+}
 
 void warm_up(const context& ctx, const settings& s, const std::function<void()>& body) {
   constexpr int max_runs = 10000;

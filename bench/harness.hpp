@@ -63,6 +63,9 @@ stats time(const context& ctx, const settings& s, const std::function<void()>& b
 // buffer well beyond L2 (host: memcpy bandwidth of the same size).
 double measure_copy_bandwidth(context& ctx, const settings& s);
 
+// The driver version in a line of /proc/driver/nvidia/version ("unknown" when none).
+std::string driver_version_of(const std::string& line);
+
 // Device, driver, runtime and build as JSON (also used by `soac info`).
 nlohmann::json environment(const context& ctx);
 

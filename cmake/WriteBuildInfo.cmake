@@ -1,16 +1,33 @@
-# cmake -P script: writes OUTPUT with the git commit of SOURCE_DIR.
+# cmake -P script: writes OUTPUT with the git commit of SOURCE_DIR. The commit is recorded only
+# when SOURCE_DIR is the top of a git checkout (a source tree copied into some other repository
+# must not record that repository's commit); elsewhere it is the first line of SOURCE_DIR/COMMIT
+# when a source archive carries one, else "unknown".
 find_package(Git QUIET)
 set(commit "unknown")
 set(dirty "false")
+if(EXISTS ${SOURCE_DIR}/COMMIT)
+  file(STRINGS ${SOURCE_DIR}/COMMIT lines LIMIT_COUNT 1)
+  if(lines)
+    list(GET lines 0 commit)
+  endif()
+endif()
 if(GIT_FOUND)
-  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD WORKING_DIRECTORY ${SOURCE_DIR}
-                  OUTPUT_VARIABLE out RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --show-toplevel WORKING_DIRECTORY ${SOURCE_DIR}
+                  OUTPUT_VARIABLE top RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
   if(rc EQUAL 0)
-    set(commit "${out}")
-    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no
-                    WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE status ERROR_QUIET)
-    if(NOT status STREQUAL "")
-      set(dirty "true")
+    file(REAL_PATH "${top}" top_real)
+  endif()
+  if(rc EQUAL 0 AND top_real STREQUAL source_real)
+    execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD WORKING_DIRECTORY ${SOURCE_DIR}
+                    OUTPUT_VARIABLE out RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(commit "${out}")
+      execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no
+                      WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE status ERROR_QUIET)
+      if(NOT status STREQUAL "")
+        set(dirty "true")
+      endif()
     endif()
   endif()
 endif()

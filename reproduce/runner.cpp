@@ -242,11 +242,10 @@ json draw_plots(const fs::path& dir, const fs::path& reproduction_json) {
     s << plot_script();
     if (!s.flush()) throw input_error(script.string() + ": cannot write");
   }
-  // The first python3 that has matplotlib: SOAC_PYTHON, then PATH's, then the system's (a
-  // Debian python3-matplotlib serves /usr/bin/python3, which PATH may shadow, e.g. pyenv).
-  std::vector<std::string> candidates;
-  if (const char* p = std::getenv("SOAC_PYTHON"); p && *p) candidates.push_back(p);
-  candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
+  // SOAC_PYTHON when set, else the first python3 that has matplotlib: PATH's, then the system's
+  // (Debian's python3-matplotlib serves /usr/bin/python3, which PATH may shadow, e.g. pyenv's).
+  std::vector<std::string> candidates = {"python3", "/usr/bin/python3"};
+  if (const char* p = std::getenv("SOAC_PYTHON"); p && *p) candidates = {p};
   const fs::path log = dir / "plots.log";
   bool any_python = false;
   for (const auto& py : candidates) {

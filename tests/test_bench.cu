@@ -75,6 +75,16 @@ TEST(BenchSuite, RatiosAgainstBaselineAndFloorInOneRun) {
   EXPECT_NE(table.str().find("x floor"), std::string::npos);
 }
 
+TEST(BenchEnvironment, DriverVersionFromProcLine) {
+  // The proprietary and the open kernel modules word the line differently (the open one printed
+  // "for" as the version on the H100).
+  EXPECT_EQ(bench::driver_version_of("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  9 2025"), "580.159.04");
+  EXPECT_EQ(bench::driver_version_of("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  "
+                                     "(dvs-builder@U16-I3-B03-4-3)  Tue Sep 23 09:32:55 UTC 2025"),
+            "580.95.05");
+  EXPECT_EQ(bench::driver_version_of("NVRM version: something else"), "unknown");
+}
+
 TEST(BenchSuite, RejectsBadSettings) {
   context ctx(backend::host);
   bench::settings s;
