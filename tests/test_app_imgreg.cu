@@ -25,14 +25,19 @@ class ImgregApp : public testing::app_test {
 
 TEST_P(ImgregApp, HistogramMatchesTheReference) {
   const auto pair = tiny_pair();
+  const double fixed_quantum = std::ldexp(1.0, -19);  // 128 x 128 pixels: validate::fixed_point_shift gives 19
   // Near the truth, far off (most pixels fall outside) and at a rotation of 30 degrees.
   for (const validate::rigid_transform t : {validate::rigid_transform{4.6, -3.3, 2.5}, {-70.25, 40.5, 0}, {1.5, 2.0, 30}})
-    for (const char* variant : {"hist", "hist,M=2", "hist,atomic=cas", "hist,strategy=global", "sort"}) {
+    for (const char* variant : {"hist", "hist,M=2", "hist,atomic=cas", "hist,strategy=global", "hist,order=rows", "hist,acc=float",
+                                "hist,acc=float,M=2", "hist,acc=float,atomic=cas", "hist,acc=float,strategy=global", "sort"}) {
       SCOPED_TRACE(std::string(variant) + " at " + std::to_string(t.tx));
       if (std::string(variant) == "sort" && !ctx().is_cuda()) continue;
-      const auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, t, 32, variant);
+      double quantum = -1;
+      const auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, t, 32, variant, &quantum);
+      const bool fixed = std::string(variant).find("float") == std::string::npos && std::string(variant) != "sort";
+      EXPECT_EQ(quantum, fixed ? fixed_quantum : 0.0);
       const auto ref = ir::reference_histogram(pair.fixed, pair.moving, t, 32);
-      const auto report = validate::compare_float_histogram(ref, got);
+      const auto report = validate::compare_float_histogram(ref, got, quantum);
       EXPECT_TRUE(report.ok()) << report.describe("bins");
       double total = 0;
       for (double v : ref.sum) total += v;
@@ -40,17 +45,69 @@ TEST_P(ImgregApp, HistogramMatchesTheReference) {
     }
 }
 
+// Fixed-point sums are integers: every plan gives the same bits, and they are the sum of each
+// product rounded to the nearest quantum (computed here in double), converted to float once.
+TEST_P(ImgregApp, FixedPointSumsAreExact) {
+  const auto pair = tiny_pair();
+  const validate::rigid_transform t{1.5, 2.0, 30};
+  const int levels = 32, side = levels + 3, s = validate::fixed_point_shift(pair.fixed.size());
+  ASSERT_EQ(s, 19);
+  std::vector<double> quanta(std::size_t(side) * side, 0.0);
+  const std::vector<float> f(pair.fixed.pixels.begin(), pair.fixed.pixels.end()), m(pair.moving.pixels.begin(), pair.moving.pixels.end());
+  const ir::image_view fv{f.data(), 128, 128}, mv{m.data(), 128, 128};
+  const ir::rigid_map map = ir::make_rigid(t, 128, 128, 0);
+  for (int py = 0; py < 128; ++py)
+    for (int px = 0; px < 128; ++px) {
+      const auto c = ir::contribution(fv, mv, map, ir::levels_scale(levels), side, px, py);
+      if (!c.valid) continue;
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+          quanta[std::size_t(c.first_bin + a * side + b)] += std::nearbyint(std::ldexp(double(c.wy[a]) * c.wx[b], s));
+    }
+  std::vector<float> expected(quanta.size());
+  for (std::size_t b = 0; b < quanta.size(); ++b) expected[b] = std::ldexp(float(quanta[b]), -s);
+  for (const char* variant : {"hist", "hist,M=4", "hist,atomic=cas", "hist,strategy=global", "hist,order=rows"}) {
+    SCOPED_TRACE(variant);
+    const auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, t, levels, variant);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t b = 0; b < got.size(); ++b) ASSERT_EQ(got[b], expected[b]) << "bin " << b;
+  }
+}
+
 TEST_P(ImgregApp, ComparisonCatchesAWrongBin) {
   const auto pair = tiny_pair();
   const auto ref = ir::reference_histogram(pair.fixed, pair.moving, {4.6, -3.3, 2.5}, 32);
-  auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, {4.6, -3.3, 2.5}, 32, "hist");
-  ASSERT_TRUE(validate::compare_float_histogram(ref, got).ok());
+  double quantum = 0;
+  auto got = ir::joint_histogram(ctx(), pair.fixed, pair.moving, {4.6, -3.3, 2.5}, 32, "hist", &quantum);
+  ASSERT_TRUE(validate::compare_float_histogram(ref, got, quantum).ok());
   // Half of one pixel's weight more in a bin of about 30 pixels' weight.
   std::size_t b = 0;
   while (b < got.size() && !(ref.sum[b] > 20 && ref.sum[b] < 40)) ++b;
   ASSERT_LT(b, got.size());
   got[b] += 0.5f;
-  EXPECT_FALSE(validate::compare_float_histogram(ref, got).ok());
+  EXPECT_FALSE(validate::compare_float_histogram(ref, got, quantum).ok());
+  // With a quantum of 2^-10 (paper-8m's) a bin of n updates may be off by n 2^-11, no more.
+  got[b] -= 0.5f;
+  const double coarse = std::ldexp(1.0, -10), bound = validate::bin_tolerance(ref, b, coarse);
+  got[b] = float(ref.sum[b] + 0.9 * bound);
+  EXPECT_TRUE(validate::compare_float_histogram(ref, got, coarse).ok());
+  got[b] = float(ref.sum[b] + 1.1 * bound);
+  EXPECT_FALSE(validate::compare_float_histogram(ref, got, coarse).ok());
+}
+
+TEST_P(ImgregApp, ValidatorHoldsTheQuantumToTheImageSize) {
+  const auto data = gen("imgreg", "tiny", "data");
+  const auto result = path("result");
+  run("imgreg", {data}, "", {}, "", result);
+  EXPECT_TRUE(validate("imgreg", {data}, result).ok);
+  // A result that claims sums coarser than 2^-19 (128 x 128 pixels) is refused.
+  auto manifest = nlohmann::json::parse(std::ifstream(result / "manifest.json"));
+  ASSERT_EQ(manifest["info"]["histogram_quantum"].get<double>(), std::ldexp(1.0, -19));
+  manifest["info"]["histogram_quantum"] = std::ldexp(1.0, -10);
+  std::ofstream(result / "manifest.json") << manifest.dump();
+  const auto coarse = validate("imgreg", {data}, result);
+  EXPECT_FALSE(coarse.ok);
+  EXPECT_NE(coarse.summary.find("coarser than"), std::string::npos) << coarse.summary;
 }
 
 TEST_P(ImgregApp, RegistersTheTinyPair) { round_trip("imgreg", "tiny"); }
@@ -151,12 +208,51 @@ TEST(ImgregArithmetic, BsplineWeightsSumToOne) {
   }
 }
 
+// The fixed-point update: the exact product in quanta, rounded to the nearest, ties to even.
+TEST(ImgregArithmetic, ProductQuanta) {
+  for (const int s : {0, 10, 12, 22}) {
+    const float scale = std::ldexp(1.0f, s);
+    for (int k = 0; k < 2000; ++k) {
+      float w[4], v[4];
+      ir::bspline_weights(float(k) / 2000, w);
+      ir::bspline_weights(float((k * 7919) % 2000) / 2000, v);
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+          ASSERT_EQ(ir::product_quanta(w[a] * scale, v[b]), std::uint32_t(std::nearbyint(std::ldexp(double(w[a]) * v[b], s))))
+              << "s = " << s << ", " << w[a] << " x " << v[b];
+    }
+  }
+  // Halves go to the even neighbour; the largest product at s = 22 still fits.
+  EXPECT_EQ(ir::product_quanta(0.5f, 1.0f), 0u);
+  EXPECT_EQ(ir::product_quanta(1.5f, 1.0f), 2u);
+  EXPECT_EQ(ir::product_quanta(2.5f, 1.0f), 2u);
+  EXPECT_EQ(ir::product_quanta(std::ldexp(2.0f / 3, 22), 2.0f / 3), std::uint32_t(std::nearbyint(std::ldexp(4.0 / 9, 22))));
+}
+
+// The shift keeps every bin below 2^32 and is the largest that does.
+TEST(ImgregArithmetic, FixedPointShift) {
+  EXPECT_EQ(validate::fixed_point_shift(1999396), 12);  // paper-2m
+  EXPECT_EQ(validate::fixed_point_shift(7997584), 10);  // paper-8m
+  EXPECT_EQ(validate::fixed_point_shift(128 * 128), 19);
+  EXPECT_EQ(validate::fixed_point_shift(1000), 22);
+  const auto most = [](std::int64_t n, int s) { return double(n) * (0.4445 * std::ldexp(1.0, s) + 0.5); };
+  for (std::int64_t n = 1; n < (std::int64_t{1} << 31); n = n * 3 + 1) {
+    const int s = validate::fixed_point_shift(n);
+    EXPECT_LT(most(n, s), 4294967296.0) << n;
+    if (s < 22) EXPECT_GE(most(n, s + 1), 4294967296.0) << n;
+  }
+}
+
 TEST(ImgregArithmetic, MutualInformation) {
   // Two independent uniform intensities: 0; a perfect one-to-one relation over 4 values: log 4.
   std::vector<float> uniform(16, 1.0f), diagonal(16, 0.0f);
   for (int k = 0; k < 4; ++k) diagonal[std::size_t(5 * k)] = 3.0f;
   EXPECT_NEAR(ir::mutual_information(uniform.data(), 4), 0.0, 1e-12);
   EXPECT_NEAR(ir::mutual_information(diagonal.data(), 4), std::log(4.0), 1e-12);
+  // Fixed-point counts: the scale cancels.
+  std::vector<std::uint32_t> counts(16, 0);
+  for (int k = 0; k < 4; ++k) counts[std::size_t(5 * k)] = 3u << 20;
+  EXPECT_NEAR(ir::mutual_information(counts.data(), 4), std::log(4.0), 1e-12);
 }
 
 TEST(ImgregArithmetic, GeneratorIsDeterministicAndMoved) {

@@ -15,8 +15,10 @@
 //
 // Every float operation here is rounded on its own (explicit fmaf, and the _rn helpers, which
 // the device compiler does not contract into fused multiply-adds), so the host backend, the device
-// and the validator compute the same bits for every weight; only the order of the histogram's
-// additions differs between them.
+// and the validator compute the same bits for every weight. The histogram step sums the weights
+// in fixed point by default (each product rounded to quanta of 2^-s and added as a 32-bit
+// integer: exact, so every backend and plan gives the same bits), or in float (acc=float), where
+// only the order of the additions differs.
 #pragma once
 
 #include <cmath>
@@ -91,6 +93,24 @@ SOAC_HD inline void bspline_weights(float t, float w[4]) {
   w[3] = mul_rn(mul_rn(t2, t), sixth);                                            // t^3 / 6
 }
 
+// The bits of a float (a move on the device).
+SOAC_HD inline std::uint32_t float_bits(float x) {
+  std::uint32_t r;
+  __builtin_memcpy(&r, &x, sizeof r);
+  return r;
+}
+
+// w_y w_x in quanta of 2^-s, rounded to the nearest (ties to even), given w_y 2^s (exact: scaling
+// up by a power of two) and w_x: the fixed-point histogram's update. The fused multiply-add rounds
+// the exact product plus 1.5 2^23 once, to an integer (its ulp), which leaves the product's
+// quanta in the low 22 bits of the mantissa for products below 2^22 quanta (s <= 22 and weights
+// below 1: validate::fixed_point_shift). One full-rate instruction and an integer subtraction,
+// where a float-to-integer conversion runs at a quarter of the rate.
+SOAC_HD inline std::uint32_t product_quanta(float scaled_wy, float wx) {
+  constexpr float bias = 12582912.0f;  // 1.5 2^23, bits 0x4B400000
+  return float_bits(fmaf(scaled_wy, wx, bias)) - 0x4B400000u;
+}
+
 // What one fixed pixel adds to the joint histogram: weights wy (moving, rows) x wx (fixed,
 // columns) at the 4 x 4 block whose top-left bin is first_bin; nothing when its point falls
 // outside the moving image.
@@ -99,6 +119,8 @@ struct pixel_contribution {
   std::int32_t first_bin;
   float wy[4], wx[4];
   SOAC_HD float value(int a, int b) const { return mul_rn(wy[a], wx[b]); }
+  // value(a, b) in quanta of 1 / scale (scale = 2^s, s <= 22).
+  SOAC_HD std::uint32_t quanta(int a, int b, float scale) const { return product_quanta(mul_rn(wy[a], scale), wx[b]); }
 };
 
 SOAC_HD inline pixel_contribution contribution(const image_view& fixed, const image_view& moving, const rigid_map& m,
@@ -123,12 +145,16 @@ inline float levels_scale(int levels) { return float(double(levels - 1) / 255.0)
 validate::float_histogram reference_histogram(const datasets::grey_image& fixed, const datasets::grey_image& moving,
                                               const validate::rigid_transform& t, int levels);
 
-// Mutual information (nats) of a joint histogram of side x side bins.
+// Mutual information (nats) of a joint histogram of side x side bins (float sums, or fixed-point
+// ones in quanta: the scale cancels).
 double mutual_information(const float* histogram, int side);
+double mutual_information(const std::uint32_t* histogram, int side);
 
 struct registration_options {
   int levels = 64;            // intensity levels at full size (histogram side levels + 3)
-  std::string variant = "hist";  // hist[,hist settings] or sort (CUB sort + reduce-by-key, cuda only)
+  // hist[,acc=fixed|float][,order=stripes|rows][,hist settings] or sort (CUB sort +
+  // reduce-by-key, cuda only); see histogram_method in imgreg_app.cu.
+  std::string variant = "hist";
 };
 
 struct registration_result {
@@ -140,12 +166,15 @@ struct registration_result {
   std::vector<float> histogram;        // (levels + 3)^2 at full size under `transform`
   datasets::grey_image registered;     // moving resampled into the fixed frame (0 outside)
   std::string plan;                    // what the full-size histogram ran as
+  double quantum = 0;                  // of the full-size histogram's fixed-point sums (0: float sums)
 };
 
 // One joint histogram ((levels + 3)^2 bins) of the full-size images under `t`, computed on ctx
-// with `variant` (as registration_options::variant).
+// with `variant` (as registration_options::variant). quantum: where not null, set to the
+// fixed-point quantum the sums were rounded to (0 for float sums).
 std::vector<float> joint_histogram(context& ctx, const datasets::grey_image& fixed, const datasets::grey_image& moving,
-                                   const validate::rigid_transform& t, int levels, const std::string& variant);
+                                   const validate::rigid_transform& t, int levels, const std::string& variant,
+                                   double* quantum = nullptr);
 
 // The whole registration on ctx, from decoded images to the final histogram and registered image
 // on the host: coarse-to-fine on an image pyramid, a grid of transforms at the coarsest level (one

@@ -2,10 +2,13 @@
 // (translation and rotation) of two grey images. Its inner step is the paper's float-add
 // histogram with computed bins: the joint intensity histogram of the fixed image and the warped
 // (bilinearly resampled) moving image, each pixel adding a 4 x 4 block of cubic B-spline
-// weights, on soac::hist (bin_values<float, 16>) with the warp fused into the histogram's
-// functor. A derivative-free optimiser (Nelder-Mead) on the host maximises the mutual
-// information coarse-to-fine on an image pyramid, after a grid of transforms at the coarsest
-// level (one batched histogram), so that shifts of tens of pixels are found.
+// weights, on soac::hist (bin_values of 16 updates) with the warp fused into the histogram's
+// functor. By default the weights are summed in fixed point (32-bit integers counting quanta of
+// 2^-s, plus<std::uint32_t>: native shared-memory atomics, exact and deterministic sums) and
+// converted to float at the end; acc=float sums floats, as the paper does. A derivative-free
+// optimiser (Nelder-Mead) on the host maximises the mutual information coarse-to-fine on an
+// image pyramid, after a grid of transforms at the coarsest level (one batched histogram), so
+// that shifts of tens of pixels are found.
 //
 // Variants: `hist` (soac::hist, default) and `sort` (the paper's PyTorch approach with CUB: every
 // update materialised, sorted by bin, reduced by key; cuda only). `soac bench imgreg` times the
@@ -22,6 +25,7 @@
 #include <cub/device/device_reduce.cuh>
 
 #include "apps/app.hpp"
+#include "apps/hist_apps.hpp"
 #include "apps/imgreg/imgreg.hpp"
 #include "core/buffer.hpp"
 #include "core/cuda_check.hpp"
@@ -74,7 +78,9 @@ validate::float_histogram reference_histogram(const grey_image& fixed, const gre
   return h;
 }
 
-double mutual_information(const float* histogram, int side) {
+namespace {
+template <class T>
+double mutual_information_of(const T* histogram, int side) {
   std::vector<double> rows(std::size_t(side), 0.0), cols(std::size_t(side), 0.0);
   double total = 0;
   for (int a = 0; a < side; ++a)
@@ -93,6 +99,10 @@ double mutual_information(const float* histogram, int side) {
     }
   return mi;
 }
+}  // namespace
+
+double mutual_information(const float* histogram, int side) { return mutual_information_of(histogram, side); }
+double mutual_information(const std::uint32_t* histogram, int side) { return mutual_information_of(histogram, side); }
 
 // ---- The generator.
 
@@ -164,46 +174,60 @@ namespace {
 // ---- The histogram step on the device (or host backend).
 
 // Pixels visited in an order that gives the 32 lanes of a warp pixels from 32 different stripes
-// of the image: element e is pixel (e mod 32) * stripe + e / 32. Neighbouring pixels have nearly
-// the same intensities, so in row order a warp's 32 pixels mostly add to the same 16 bins, and
-// float adds into shared memory are compare-and-swap loops in hardware that retry on every
-// collision; pixels ~stripe apart fall on unrelated bins. Each lane still walks its stripe in
-// order, so the images are read in 32 sequential streams.
+// of the image: element e is pixel (e mod 32) * stripe + e / 32 (lane_bits = 5). Neighbouring
+// pixels have nearly the same intensities, so in row order (lane_bits = 0: element e is pixel
+// e) a warp's 32 pixels mostly add to the same 16 bins, and float adds into shared memory are
+// compare-and-swap loops in hardware that retry on every collision; pixels ~stripe apart fall on
+// unrelated bins. Each lane still walks its stripe in order, so the images are read in 32
+// sequential streams.
+//
+// Acc: how the weights are summed: float (the paper's float-add histogram) or std::uint32_t, the
+// weights in quanta of 1 / scale (fixed point, see product_quanta), which shared memory adds
+// natively.
+template <class Acc>
 struct joint_updates {
   image_view fixed, moving;
   float to_levels;
   std::int32_t side;
   rigid_map single;
   const rigid_map* batch;       // one map per histogram (histogram h at bins [h side^2, ...)), or null
-  std::int64_t stripe;          // ceil(pixels / 32)
-  std::uint32_t per_image;      // elements per histogram: 32 * stripe
+  std::int64_t stripe;          // ceil(pixels / 2^lane_bits)
+  std::uint32_t per_image;      // elements per histogram: 2^lane_bits * stripe
   fast_divisor image_div;       // by per_image
   fast_divisor width_div;
+  std::uint32_t lane_bits;      // 5: 32 stripes, 0: row order
+  float scale;                  // fixed point: 2^s, the quanta per unit of weight
 
-  SOAC_HD bin_values<float, 16> operator()(std::int64_t i) const {
+  SOAC_HD bin_values<Acc, 16> operator()(std::int64_t i) const {
     std::uint32_t h = 0, e = std::uint32_t(i);
     if (batch) {
       h = image_div.divide(e);
       e -= h * per_image;
     }
-    const std::int64_t p = std::int64_t(e & 31u) * stripe + (e >> 5);
+    const std::int64_t p = std::int64_t(e & ((1u << lane_bits) - 1)) * stripe + (e >> lane_bits);
     pixel_contribution c{};
     if (p < std::int64_t(fixed.width) * fixed.height) {
       const std::uint32_t py = width_div.divide(std::uint32_t(p));
       const int px = int(std::uint32_t(p) - py * std::uint32_t(fixed.width));
       c = contribution(fixed, moving, batch ? batch[h] : single, to_levels, side, px, int(py));
     }
-    const std::int64_t first = std::int64_t(h) * side * side + c.first_bin;
-    bin_values<float, 16> r;
+    // A pixel outside the moving image gets bins below zero, which hist ignores: one select per
+    // pixel rather than one per update (64-bit bins: two instructions each).
+    const std::int64_t first = c.valid ? std::int64_t(h) * side * side + c.first_bin : std::int64_t{-1} << 40;
+    bin_values<Acc, 16> r;
     for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 4; ++b) r[4 * a + b] = {c.valid ? first + a * side + b : -1, c.value(a, b)};
+      for (int b = 0; b < 4; ++b) {
+        r[4 * a + b].bin = first + (a * side + b);
+        if constexpr (std::is_same_v<Acc, float>) r[4 * a + b].value = c.value(a, b);
+        else r[4 * a + b].value = c.quanta(a, b, scale);
+      }
     return r;
   }
 };
 
 // The sort variant's materialisation: every element's 16 (bin, value) pairs, ignored ones under
 // the key `ignored` (above every bin, so they sort last).
-__global__ void materialize_updates(joint_updates f, std::int64_t n, unsigned ignored, unsigned* keys, float* values) {
+__global__ void materialize_updates(joint_updates<float> f, std::int64_t n, unsigned ignored, unsigned* keys, float* values) {
   const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const auto r = f(i);
@@ -221,7 +245,7 @@ __global__ void scatter_runs(const unsigned* unique, const float* sums, const st
 }
 
 // The joint histogram by sorting (the paper's PyTorch approach: group equal keys, then sum).
-void sorted_histogram(context& ctx, const joint_updates& f, std::int64_t n, span<float> histo) {
+void sorted_histogram(context& ctx, const joint_updates<float>& f, std::int64_t n, span<float> histo) {
   if (!ctx.is_cuda()) throw usage_error("imgreg: the sort variant is CUB's device sort and needs --backend cuda");
   const std::int64_t bins = std::int64_t(histo.size()), updates = 16 * n;
   if (updates > std::int64_t(INT32_MAX))
@@ -255,9 +279,15 @@ void sorted_histogram(context& ctx, const joint_updates& f, std::int64_t n, span
   SOAC_CHECK_LAUNCH("scatter_runs");
 }
 
-// How the histogram step runs: NAME[,hist settings] with NAME hist or sort.
+// How the histogram step runs: NAME[,acc=fixed|float][,order=stripes|rows][,hist settings] with
+// NAME hist or sort. acc: the weights summed as 32-bit fixed-point integers (the default: shared
+// memory adds integers natively, while its float adds are compare-and-swap loops on sm_90:
+// LDS, ATOMS.CAST.SPIN and a branch back per update) or as floats. order: the pixels' order
+// (joint_updates).
 struct histogram_method {
   bool sort = false;
+  bool fixed = true;
+  std::uint32_t lane_bits = 5;
   bool settings_given = false;
   hist_options options;
 };
@@ -266,24 +296,54 @@ histogram_method parse_method(const std::string& variant) {
   const std::size_t comma = variant.find(',');
   const std::string name = variant.empty() ? "hist" : variant.substr(0, comma);
   histogram_method m;
-  if (name == "sort") m.sort = true;
+  if (name == "sort") m.sort = true, m.fixed = false;
   else if (name != "hist") throw usage_error("imgreg: unknown variant '" + name + "' (expected hist or sort)");
-  if (comma != std::string::npos) {
-    if (m.sort) throw usage_error("imgreg: the sort variant takes no settings (got '" + variant + "')");
-    m.options = parse_hist_options(std::string_view(variant).substr(comma + 1));
+  if (comma == std::string::npos) return m;
+  if (m.sort) throw usage_error("imgreg: the sort variant takes no settings (got '" + variant + "')");
+  // The app's own keys; the rest are hist settings.
+  std::string rest;
+  std::string_view list = std::string_view(variant).substr(comma + 1);
+  while (!list.empty()) {
+    const std::size_t next = list.find(',');
+    const std::string_view item = list.substr(0, next);
+    list = next == std::string_view::npos ? std::string_view{} : list.substr(next + 1);
+    if (item == "acc=fixed" || item == "acc=float") {
+      m.fixed = item == "acc=fixed";
+    } else if (item == "order=stripes" || item == "order=rows") {
+      m.lane_bits = item == "order=stripes" ? 5 : 0;
+    } else if (item.starts_with("acc=") || item.starts_with("order=")) {
+      throw usage_error("imgreg: '" + std::string(item) + "': acc takes fixed or float, order stripes or rows");
+    } else {
+      rest += (rest.empty() ? "" : ",") + std::string(item);
+    }
+  }
+  if (!rest.empty()) {
+    m.options = parse_hist_options(rest);
     m.settings_given = true;
   }
   return m;
 }
 
-// The options of one histogram of `bins` float bins. The model's HDW rule (one shared copy per
-// block, hist_tuning::hdw_multi_bytes) was measured with integer adds, which shared memory does
-// natively; float adds there are compare-and-swap loops, whose retries grow with the threads that
-// share a copy, so a lone histogram takes as many copies as one block's shared memory holds, up
-// to 16 (paper-2m: 16 copies of 53 x 53 bins, 64 threads each; paper-8m: one 203 x 203 copy).
-hist_options histogram_options(const context& ctx, const histogram_method& m, std::int64_t bins) {
+// The options of the histogram step, for `bins` bins in all, `lone` for a single histogram (not a
+// batch), where no settings are given.
+// - Fixed-point sums: the model's plan (its HDW rules were measured with integer adds, as these
+//   are) without loads issued ahead: this functor's 16 updates per result, held for a second
+//   tile, need more than the 64 registers of a 1024-thread block and spill. Measured on the H100
+//   (soac bench imgreg, paper-8m, one 203 x 203 copy per block, the plan's loads ahead vs not):
+//   198 vs 149 us (64 registers, 4.8M local spill requests under ncu); paper-2m (no loads ahead
+//   in the plan) forced on: 51.0 vs 42.6 us.
+// - Float sums, a lone histogram: float adds into shared memory are compare-and-swap loops, whose
+//   retries grow with the threads that share a copy, so as many copies as one block's shared
+//   memory holds, up to 16 (paper-2m: 16 copies of 53 x 53 bins, 64 threads each; paper-8m: one
+//   203 x 203 copy).
+hist_options histogram_options(const context& ctx, const histogram_method& m, std::int64_t bins, bool lone) {
   if (m.settings_given || !ctx.is_cuda()) return m.options;
   hist_options o = m.options;
+  if (m.fixed) {
+    o.load_ahead = hist_toggle::off;
+    return o;
+  }
+  if (!lone) return o;
   const std::size_t room = ctx.props().shared_per_block_optin - hist_tuning::shared_reserved_per_block;
   int copies = 1;
   while (copies < 16 && std::size_t(2 * copies) * std::size_t(bins) * sizeof(float) <= room) copies *= 2;
@@ -337,6 +397,14 @@ struct resample {
     if (!sample(moving, map, x, int(y), v)) v = 0;
     return {i, std::uint8_t(floorf(v + 0.5f))};
   }
+};
+
+// Fixed-point sums (quanta) as float weights: the count rounded to float, times the quantum
+// (a power of two: exact).
+struct quanta_to_weights {
+  const std::uint32_t* counts;
+  float quantum;
+  SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t b) const { return {b, float(counts[b]) * quantum}; }
 };
 
 // Nelder-Mead on three parameters (Lagarias et al.'s standard coefficients: reflection 1,
@@ -458,48 +526,26 @@ class engine {
   }
   int side(int l) const { return intensity_levels(l) + 3; }
 
+  // The quantum of level l's fixed-point sums (validate::fixed_point_shift); 0 for float sums.
+  double quantum(int l) const {
+    return method_.fixed ? std::ldexp(1.0, -validate::fixed_point_shift(pyramid_[std::size_t(l)].pixels())) : 0;
+  }
+
   // The joint histograms of level l under each map (one histogram of side^2 bins per map, in
-  // order), computed into histo (batch.size() side^2 bins): the histogram step.
+  // order), computed into histo (batch.size() side^2 bins): the histogram step, fixed-point sums
+  // converted to float weights at its end.
   hist_plan histograms(int l, const std::vector<rigid_map>& maps, span<float> histo) {
-    const pyramid_level& lv = pyramid_[std::size_t(l)];
-    const int s = side(l);
-    const std::int64_t stripe = (lv.pixels() + 31) / 32, per_image = 32 * stripe;
-    if (per_image * std::int64_t(maps.size()) > std::int64_t(UINT32_MAX))
-      throw resource_error("imgreg: a batch of " + std::to_string(maps.size()) + " histograms is beyond 2^32 elements");
-    buffer<rigid_map> batch;
-    if (maps.size() > 1) batch = buffer<rigid_map>(ctx_, std::span<const rigid_map>(maps), lifetime::temporary);
-    const joint_updates f{{lv.fixed.data(), lv.width, lv.height},
-                          {lv.moving.data(), lv.width, lv.height},
-                          levels_scale(intensity_levels(l)),
-                          s,
-                          maps.front(),
-                          batch.data(),
-                          stripe,
-                          std::uint32_t(per_image),
-                          fast_divisor(std::uint32_t(per_image)),
-                          fast_divisor(std::uint32_t(lv.width))};
-    const std::int64_t n = per_image * std::int64_t(maps.size());
-    zero(histo);
-    evaluations_ += int(maps.size());
-    hist_plan plan;
-    if (method_.sort) sorted_histogram(ctx_, f, n, histo);
-    else plan = hist(ctx_, maps.size() > 1 ? method_.options : histogram_options(ctx_, method_, std::int64_t(s) * s), n, f,
-                     histo, plus<float>{});
+    if (!method_.fixed) return accumulate(l, maps, histo);
+    const span<std::uint32_t> counts = scratch(counts_, histo.size());
+    const hist_plan plan = accumulate(l, maps, counts);
+    scatter(ctx_, std::int64_t(histo.size()), quanta_to_weights{counts.data(), float(quantum(l))}, histo);
     return plan;
   }
 
-  // Mutual information of each transform at level l.
+  // Mutual information of each transform at level l (from the fixed-point sums as they are: the
+  // scale cancels).
   std::vector<double> mutual_informations(int l, const std::vector<rigid_transform>& ts) {
-    std::vector<rigid_map> maps;
-    for (const auto& t : ts) maps.push_back(make_rigid(t, width_, height_, l));
-    const std::size_t bins = std::size_t(side(l)) * std::size_t(side(l));
-    if (scratch_.size() < bins * maps.size()) scratch_ = buffer<float>(ctx_, bins * maps.size(), lifetime::temporary);
-    histograms(l, maps, span<float>(scratch_.data(), bins * maps.size()));
-    std::vector<float> h(bins * maps.size());
-    ctx_.copy_to_host(h.data(), scratch_.data(), h.size() * sizeof(float));
-    std::vector<double> mi;
-    for (std::size_t k = 0; k < maps.size(); ++k) mi.push_back(mutual_information(h.data() + k * bins, side(l)));
-    return mi;
+    return method_.fixed ? informations(l, ts, counts_) : informations(l, ts, weights_);
   }
 
   // The registered image: the moving image resampled into the fixed frame under t.
@@ -513,10 +559,69 @@ class engine {
   }
 
  private:
-  void zero(span<float> a) {
+  // The first `size` elements of `b`, grown to hold them.
+  template <class T>
+  span<T> scratch(buffer<T>& b, std::size_t size) {
+    if (b.size() < size) b = buffer<T>(ctx_, size, lifetime::temporary);
+    return span<T>(b.data(), size);
+  }
+
+  template <class Acc>
+  void zero(span<Acc> a) {
     if (a.empty()) return;
-    if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size() * sizeof(float), ctx_.stream()));
-    else std::fill(a.begin(), a.end(), 0.0f);
+    if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size() * sizeof(Acc), ctx_.stream()));
+    else std::fill(a.begin(), a.end(), Acc{0});
+  }
+
+  // The histograms as histograms() describes them, summed in Acc (std::uint32_t: quanta of
+  // quantum(l)) and left so.
+  template <class Acc>
+  hist_plan accumulate(int l, const std::vector<rigid_map>& maps, span<Acc> histo) {
+    const pyramid_level& lv = pyramid_[std::size_t(l)];
+    const int s = side(l);
+    const std::int64_t lanes = std::int64_t{1} << method_.lane_bits;
+    const std::int64_t stripe = (lv.pixels() + lanes - 1) / lanes, per_image = lanes * stripe;
+    if (per_image * std::int64_t(maps.size()) > std::int64_t(UINT32_MAX))
+      throw resource_error("imgreg: a batch of " + std::to_string(maps.size()) + " histograms is beyond 2^32 elements");
+    buffer<rigid_map> batch;
+    if (maps.size() > 1) batch = buffer<rigid_map>(ctx_, std::span<const rigid_map>(maps), lifetime::temporary);
+    const joint_updates<Acc> f{{lv.fixed.data(), lv.width, lv.height},
+                               {lv.moving.data(), lv.width, lv.height},
+                               levels_scale(intensity_levels(l)),
+                               s,
+                               maps.front(),
+                               batch.data(),
+                               stripe,
+                               std::uint32_t(per_image),
+                               fast_divisor(std::uint32_t(per_image)),
+                               fast_divisor(std::uint32_t(lv.width)),
+                               method_.lane_bits,
+                               quantum(l) > 0 ? float(1 / quantum(l)) : 0.0f};
+    const std::int64_t n = per_image * std::int64_t(maps.size());
+    zero(histo);
+    evaluations_ += int(maps.size());
+    if constexpr (std::is_same_v<Acc, float>) {
+      if (method_.sort) {
+        sorted_histogram(ctx_, f, n, histo);
+        return {};
+      }
+    }
+    const hist_options o = histogram_options(ctx_, method_, std::int64_t(histo.size()), maps.size() == 1);
+    return hist(ctx_, o, n, f, histo, plus<Acc>{});
+  }
+
+  template <class Acc>
+  std::vector<double> informations(int l, const std::vector<rigid_transform>& ts, buffer<Acc>& sums) {
+    std::vector<rigid_map> maps;
+    for (const auto& t : ts) maps.push_back(make_rigid(t, width_, height_, l));
+    const std::size_t bins = std::size_t(side(l)) * std::size_t(side(l));
+    const span<Acc> all = scratch(sums, bins * maps.size());
+    accumulate(l, maps, all);
+    std::vector<Acc> h(all.size());
+    ctx_.copy_to_host(h.data(), all.data(), h.size() * sizeof(Acc));
+    std::vector<double> mi;
+    for (std::size_t k = 0; k < maps.size(); ++k) mi.push_back(mutual_information(h.data() + k * bins, side(l)));
+    return mi;
   }
 
   context& ctx_;
@@ -524,7 +629,8 @@ class engine {
   histogram_method method_;
   int width_, height_;
   std::vector<pyramid_level> pyramid_;
-  buffer<float> scratch_;
+  buffer<float> weights_;
+  buffer<std::uint32_t> counts_;
   int evaluations_ = 0;
 };
 
@@ -539,10 +645,11 @@ rigid_transform transform_of(const std::array<double, 3>& x, double radius) {
 }  // namespace
 
 std::vector<float> joint_histogram(context& ctx, const grey_image& fixed, const grey_image& moving, const rigid_transform& t,
-                                   int levels, const std::string& variant) {
+                                   int levels, const std::string& variant, double* quantum) {
   engine e(ctx, fixed, moving, {levels, variant});
   buffer<float> h(ctx, std::size_t(levels + 3) * std::size_t(levels + 3), lifetime::temporary);
   e.histograms(0, {make_rigid(t, fixed.width, fixed.height, 0)}, h.view());
+  if (quantum) *quantum = e.quantum(0);
   return h.to_vector();
 }
 
@@ -585,6 +692,7 @@ registration_result register_images(context& ctx, const grey_image& fixed, const
     const hist_plan plan = e.histograms(0, {make_rigid(r.transform, e.width(), e.height(), 0)}, h.view());
     h.copy_to(r.histogram);
     r.plan = plan.n ? plan.describe() : "CUB sort + reduce-by-key";
+    r.quantum = e.quantum(0);
   }
   r.mutual_information = mutual_information(r.histogram.data(), side);
   r.registered = e.resampled(r.transform);
@@ -597,10 +705,23 @@ namespace {
 
 // ---- The app.
 
+// The largest |got - expected| of any bin as a fraction of the validator's bound for it
+// (compare_float_histogram); bins with a zero bound count only if they are wrong.
+double largest_error_share(const validate::float_histogram& expected, const std::vector<float>& got, double quantum) {
+  double worst = 0;
+  for (std::size_t b = 0; b < got.size(); ++b) {
+    const double err = std::fabs(double(got[b]) - expected.sum[b]);
+    const double bound = validate::bin_tolerance(expected, b, quantum);
+    worst = std::max(worst, bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0));
+  }
+  return worst;
+}
+
 struct pair_spec {
   int width = 0, height = 0, levels = 0;
   rigid_transform truth;
   double noise = 0;
+  std::string variants;  // bench: the histogram step's variants, separated by ';' (empty: the default list)
 };
 
 pair_spec spec_of(const nlohmann::json& params) {
@@ -610,6 +731,11 @@ pair_spec spec_of(const nlohmann::json& params) {
   s.levels = int(int_param(params, "levels", 2, 4093));
   s.truth = {real_param(params, "tx", -1e4, 1e4), real_param(params, "ty", -1e4, 1e4), real_param(params, "angle", -180, 180)};
   s.noise = real_param(params, "noise", 0, 100);
+  if (params.contains("variants")) {
+    if (!params["variants"].is_string()) throw usage_error("imgreg: parameter variants must be a string");
+    s.variants = params["variants"].get<std::string>();
+    for (const auto& v : split_variant_list(s.variants)) parse_method(v);  // a bad one fails before any run
+  }
   return s;
 }
 
@@ -692,7 +818,7 @@ class imgreg_app final : public app {
   std::vector<preset> presets() const override {
     auto p = [](int size, int levels, double tx, double ty, double angle) {
       return nlohmann::json{{"width", size}, {"height", size}, {"levels", levels}, {"tx", tx},
-                            {"ty", ty},      {"angle", angle}, {"noise", 3.0}};
+                            {"ty", ty},      {"angle", angle}, {"noise", 3.0}, {"variants", ""}};
     };
     return {{"paper-2m", "1414 x 1414 pixels (N = 2M), 50 levels (H = 53 x 53), moved by (23.4, -31.7) px and 3.5 deg",
              p(1414, 50, 23.4, -31.7, 3.5)},
@@ -703,8 +829,9 @@ class imgreg_app final : public app {
   }
   std::vector<std::string> variants() const override { return {"hist", "sort"}; }
   std::string variant_settings() const override {
-    return "hist takes hist settings for the histogram step (as soac run hist: strategy=..., M=N, atomic=cas, ...), e.g. "
-           "hist,M=4";
+    return "hist takes acc=fixed|float (weights summed as 32-bit fixed-point integers, the default, or floats), "
+           "order=stripes|rows (the pixels' order) and hist settings for the histogram step (as soac run hist: "
+           "strategy=..., M=N, atomic=cas, ...), e.g. hist,acc=float,M=4";
   }
   std::vector<std::string> bench_presets() const override { return {"paper-2m", "paper-8m"}; }
   std::vector<file_format> input_formats() const override {
@@ -766,7 +893,7 @@ class imgreg_app final : public app {
     out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", o.variant},
                   {"transform", transform_json(res.transform)}, {"mutual_information", res.mutual_information},
                   {"evaluations", res.evaluations}, {"evaluations_per_level", res.evaluations_per_level},
-                  {"pyramid_levels", res.pyramid_levels}, {"plan", res.plan},
+                  {"pyramid_levels", res.pyramid_levels}, {"plan", res.plan}, {"histogram_quantum", res.quantum},
                   {"registration_ms", ms}};
     out.finish();
     std::ostringstream s;
@@ -788,8 +915,22 @@ class imgreg_app final : public app {
     const int levels = int(int_param(res.params(), "levels", 2, 4093));
     if (!res.info().contains("transform")) throw input_error(r.result.string() + ": the result records no transform");
     const rigid_transform got = transform_from(res.info()["transform"], r.result.string());
-    const validate::report hist_report =
-        validate::compare_float_histogram(reference_histogram(p.fixed, p.moving, got, levels), res.read<float>("histogram"));
+    // Fixed-point sums are checked with their quantum, which may be no coarser than the one the
+    // images' size allows (float sums record 0).
+    double quantum = 0;
+    if (res.info().contains("histogram_quantum")) {
+      if (!res.info()["histogram_quantum"].is_number()) throw input_error(r.result.string() + ": histogram_quantum is not a number");
+      quantum = res.info()["histogram_quantum"].get<double>();
+    }
+    const double coarsest_allowed = std::ldexp(1.0, -validate::fixed_point_shift(p.fixed.size()));
+    if (!(quantum >= 0 && quantum <= coarsest_allowed)) {
+      std::ostringstream s;
+      s << "the histogram's fixed-point quantum " << quantum << " is coarser than the " << coarsest_allowed << " of "
+        << p.fixed.size() << " pixels";
+      return {false, s.str()};
+    }
+    const validate::report hist_report = validate::compare_float_histogram(
+        reference_histogram(p.fixed, p.moving, got, levels), res.read<float>("histogram"), quantum);
     validate_report out{hist_report.ok(), hist_report.describe("joint histogram bins")};
     if (!p.has_truth) {
       out.summary += "; no ground truth given, transform not checked";
@@ -822,6 +963,8 @@ class imgreg_app final : public app {
       // Bytes that must move: both float images read once.
       suite.begin_case(name.str(), {{"preset", preset_name}, {"N", N}, {"H", side * side}, {"levels", s.levels}}, 8.0 * double(N));
       buffer<float> histo(ctx, std::size_t(side) * side);
+      // Each variant's histogram is validated; the note gives its largest error as a fraction of
+      // the validator's bound.
       auto step = [&](const std::string& label, const std::string& variant, bench::role role) {
         registration_options o;
         o.levels = s.levels;
@@ -833,15 +976,25 @@ class imgreg_app final : public app {
           const hist_plan p = e.histograms(0, {truth}, histo.view());
           plan = p.n ? p.describe() : "";
         });
-        const validate::report rep = validate::compare_float_histogram(reference, histo.to_vector());
-        suite.annotate(rep.ok() ? plan : "WRONG RESULT: " + rep.describe("bins"));
+        const std::vector<float> got = histo.to_vector();
+        const double quantum = e.quantum(0);
+        const validate::report rep = validate::compare_float_histogram(reference, got, quantum);
+        std::ostringstream note;
+        note << std::setprecision(3) << plan << (plan.empty() ? "" : "; ");
+        if (quantum > 0) note << "fixed-point sums, quantum 2^" << std::ilogb(quantum) << ", ";
+        note << "largest error " << largest_error_share(reference, got, quantum) << " of its bound";
+        suite.annotate(rep.ok() ? note.str() : "WRONG RESULT: " + rep.describe("bins"));
       };
-      step("CUB sort + reduce-by-key (the paper's PyTorch unique + sum)", "sort", bench::role::baseline);
-      step("soac hist", "hist", bench::role::soac);
-      step("soac hist, model's plan", "hist,strategy=auto", bench::role::soac);
-      if (std::size_t(4 * side * side) * sizeof(float) + hist_tuning::shared_reserved_per_block <= ctx.props().shared_per_block_optin)
-        step("soac hist, M=4", "hist,strategy=shared,M=4", bench::role::soac);
-      step("soac hist, compare-and-swap", "hist,atomic=cas", bench::role::soac);
+      std::vector<std::string> chosen = split_variant_list(s.variants);
+      if (chosen.empty()) chosen = {"sort", "hist", "hist,acc=float", "hist,acc=float,atomic=cas"};
+      for (const auto& v : chosen) {
+        const std::string label = v == "sort"                        ? "CUB sort + reduce-by-key (the paper's PyTorch unique + sum)"
+                                  : v == "hist"                      ? "soac hist (fixed-point sums)"
+                                  : v == "hist,acc=float"            ? "soac hist, float sums (shared float adds: CAS loops)"
+                                  : v == "hist,acc=float,atomic=cas" ? "soac hist, float sums, compare-and-swap forced"
+                                                                     : "soac " + v;
+        unless_ruled_out(label, [&] { step(label, v, v == "sort" ? bench::role::baseline : bench::role::soac); });
+      }
 
       suite.begin_case("registration " + preset_name, {{"preset", preset_name}, {"N", N}, {"levels", s.levels}}, 8.0 * double(N));
       registration_options o;
