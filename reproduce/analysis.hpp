@@ -62,6 +62,12 @@ class table_builder {
   // The bench JSON of a run, or null (its absence is recorded in the table's "missing" with
   // the run's reason).
   const json* bench(const std::string& run_id);
+  // bench(run_id), with the table's claim that every result the run checked was right
+  // (results_checked) for a table of one run.
+  const json* checked_bench(const std::string& run_id) {
+    results_checked({run_id});
+    return bench(run_id);
+  }
 
   // A markdown table (a title, a note under it, columns, rows of cells).
   void section(std::string title, std::string note, std::vector<std::string> columns,

@@ -54,8 +54,7 @@ json sweep(table_builder& b, const std::string& title, const std::string& note, 
 }
 
 void scan(table_builder& b) {
-  const json* bench = b.bench("scan-thesis");
-  b.results_checked({"scan-thesis"});
+  const json* bench = b.checked_bench("scan-thesis");
   if (!bench) return;
   const json& paper = b.paper_numbers("thesis_scan");
   std::vector<const json*> plain, by_n, by_segment, by_tiles;

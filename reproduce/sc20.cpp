@@ -107,8 +107,7 @@ run_spec hist_run(const std::string& id, const std::string& preset, mode m, doub
 // ---- Fig 7 and Table I
 
 void fig7(table_builder& b) {
-  const json* bench = b.bench("hist-fig7");
-  b.results_checked({"hist-fig7"});
+  const json* bench = b.checked_bench("hist-fig7");
   if (!bench) return;
   const auto cs = hist_cases(*bench);
   const json& paper = b.paper_numbers("sc20_fig7");
@@ -275,8 +274,7 @@ void fig7(table_builder& b) {
 // ---- Table II
 
 void table2(table_builder& b) {
-  const json* bench = b.bench("hist-table2");
-  b.results_checked({"hist-table2"});
+  const json* bench = b.checked_bench("hist-table2");
   if (!bench) return;
   const auto cs = hist_cases(*bench);
   const json& t2 = b.paper_numbers("sc20_table2");

@@ -20,8 +20,7 @@ std::vector<run_spec> fig15_runs(mode m) {
 }
 
 void fig15(table_builder& b) {
-  const json* bench = b.bench("scatter-fig15");
-  b.results_checked({"scatter-fig15"});
+  const json* bench = b.checked_bench("scatter-fig15");
   if (!bench) return;
   const json& paper = b.paper_numbers("write_fig15");
   std::vector<std::vector<std::string>> rows;
@@ -82,8 +81,7 @@ std::vector<run_spec> bfs_runs(mode m) {
 }
 
 void bfs(table_builder& b) {
-  const json* bench = b.bench("bfs-report");
-  b.results_checked({"bfs-report"});
+  const json* bench = b.checked_bench("bfs-report");
   const json& paper = b.paper_numbers("write_bfs");
   const auto& names = paper["datasets"];
   auto paper_at = [&](const std::string& key, std::size_t i, std::size_t col) -> double {

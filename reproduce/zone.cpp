@@ -63,8 +63,7 @@ json speedup_sweep(table_builder& b, const std::string& title, const std::vector
 }
 
 void zone(table_builder& b) {
-  const json* bench = b.bench("stream-zone");
-  b.results_checked({"stream-zone"});
+  const json* bench = b.checked_bench("stream-zone");
   if (!bench) return;
   const json& paper = b.paper_numbers("zone");
   const bool on_gpu = (*bench)["environment"].value("backend", "") == "cuda";

@@ -11,6 +11,7 @@
 
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "tests/cli_runner.hpp"
 #include "datasets/npy.hpp"
 
 namespace {
@@ -18,21 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace soac;
 
-struct outcome {
-  int code;
-  std::string output;  // stdout and stderr together
-};
-
-outcome soac_cli(const std::string& args) {
-  const std::string cmd = std::string(SOAC_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), int(buf.size()), pipe)) out += buf.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using soac::testing::outcome;
+using soac::testing::soac_cli;
 
 class Cli : public ::testing::Test {
  protected:

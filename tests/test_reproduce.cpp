@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "tests/cli_runner.hpp"
 #include "reproduce/analysis.hpp"
 #include "reproduce/reproduce.hpp"
 
@@ -22,21 +23,8 @@ namespace fs = std::filesystem;
 using namespace soac;
 using namespace soac::reproduce;
 
-struct outcome {
-  int code;
-  std::string output;
-};
-
-outcome soac_cli(const std::string& args) {
-  const std::string cmd = std::string(SOAC_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), int(buf.size()), pipe)) out += buf.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using soac::testing::outcome;
+using soac::testing::soac_cli;
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
