@@ -12,9 +12,11 @@ backend="${SOAC_BACKEND:-auto}"
 apps=(${SOAC_APPS:-hist segreduce scatter bfs kmeans histo gromacs})
 
 info=$("$soac" info --backend "$backend" 2>/dev/null || true)
-if [ "$backend" = host ] || [[ "$info" != *"backend cuda"* ]]; then
+if [ "$backend" = host ]; then
+  echo "tour: SOAC_BACKEND=host: every app runs on the host backend (OpenMP)"
+elif [[ "$info" != *"backend cuda"* ]]; then
   backend=host
-  echo "tour: no CUDA GPU here (or SOAC_BACKEND=host): every app runs on the host backend (OpenMP)"
+  echo "tour: no CUDA GPU here: every app runs on the host backend (OpenMP)"
 else
   echo "tour: on $(sed -n 's/^backend cuda: //p' <<<"$info")"
 fi
@@ -42,8 +44,8 @@ done
 
 echo
 echo "tour results ($backend backend; wall time of soac run, loading the dataset included)"
-printf '| %-10s | %-14s | %-70s | %8s | %-7s |\n' app preset "what the run reports" "run" check
-printf '|%s|%s|%s|%s|%s|\n' "------------" "----------------" "$(printf -- '-%.0s' {1..72})" "----------" "---------"
+printf '| %-10s | %-14s | %-70s | %9s | %-7s |\n' app preset "what the run reports" "run" check
+printf '|%s|%s|%s|%s|%s|\n' "------------" "----------------" "$(printf -- '-%.0s' {1..72})" "-----------" "---------"
 printf '%s\n' "${rows[@]}"
 cat <<'EOF'
 
