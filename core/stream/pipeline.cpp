@@ -643,6 +643,7 @@ stream_report stream_pipeline::run(std::span<const stream_source> inputs, std::s
       continue;
     }
     out_files.push_back(std::make_unique<detail::stream_output_file>(s.file));
+    out_files.back()->map(s.prefix.size() + std::uint64_t(in.n) * s.element_bytes);  // the writers copy in parallel
     if (!s.prefix.empty()) out_files.back()->write_at(s.prefix.data(), s.prefix.size(), 0);
   }
   const ring_view ring = res_->view();
