@@ -93,7 +93,8 @@ struct stream_options {
   int readers = 0;           // reader threads; 0: default_stream_threads()
   int writers = 0;           // writer threads; 0: default_stream_threads()
   // false: the serial loop a plain program runs, each chunk read, copied, computed, copied back and
-  // written before the next starts (same threads and chunks, nothing overlapped).
+  // written before the next starts (same threads, nothing overlapped; a planned chunk is as large
+  // as memory allows, since small chunks only pay off when stages overlap).
   bool overlap = true;
   // Stages that do their work; the others only keep the order (the bench times each alone).
   unsigned stages = stream_stage::all;
