@@ -388,13 +388,15 @@ TEST(StreamPlan, ChunkFromRatesAndMemory) {
   tiny_ring.ring_bytes = std::size_t{1} << 20;
   EXPECT_EQ(plan_stream(tiny_ring, n, 4, 4, 5, o, std::size_t{80} << 30).chunk, (std::int64_t{1} << 20) / 8);
   EXPECT_EQ(plan_stream(cached, frames.granule * 300, 1, 1, 5, frames, std::size_t{80} << 30).chunk, 2 * frames.granule);
-  // The serial loop takes as much per chunk as memory allows.
+  // The serial loop takes chunks of 1 GiB (all arrays), or less where memory is short.
   stream_options serial;
   serial.overlap = false;
-  EXPECT_EQ(plan_stream(cached, n, 4, 4, 5, serial, std::size_t{80} << 30).chunks, 1);
-  const auto halves = plan_stream(cached, n, 4, 4, 5, serial, std::size_t{24} << 30);  // 6 GiB of ring for 8 GiB
-  EXPECT_EQ(halves.chunks, 2);
-  EXPECT_LE(double(halves.host_bytes), 0.25 * double(std::size_t{24} << 30));
+  const auto big = plan_stream(cached, n, 4, 4, 5, serial, std::size_t{80} << 30);
+  EXPECT_EQ(big.chunk, (std::int64_t{1} << 30) / 8);
+  EXPECT_EQ(big.chunks, 8);
+  EXPECT_EQ(big.slots, 1);
+  const auto short_of_memory = plan_stream(cached, n, 4, 4, 5, serial, std::size_t{2} << 30);  // 512 MiB for the ring
+  EXPECT_EQ(short_of_memory.chunk, (std::int64_t{512} << 20) / 8);
   // Tiny inputs: one chunk.
   EXPECT_EQ(plan_stream(rates, 1000, 4, 0, 3, o, std::size_t{1} << 30).chunks, 1);
   EXPECT_EQ(plan_stream(rates, 0, 4, 0, 3, o, std::size_t{1} << 30).chunks, 0);

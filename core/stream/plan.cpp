@@ -38,6 +38,9 @@ constexpr std::size_t probe_bytes = std::size_t{16} << 20;
 // 3 x 32 MiB at 60 GB/s and into one of 3 x 128 MiB at 37 GB/s: host memory (60 GB/s of memcpy on
 // 16 threads) is the scarce resource, and a ring that stays in the last-level cache spares it.
 constexpr std::size_t ring_bytes = std::size_t{96} << 20;
+// The serial loop's chunk (all arrays together): large steps amortise its synchronisations, but
+// pinning more than this gains nothing (hist over 8 GiB: 1 GiB chunks were as fast as any).
+constexpr double serial_chunk_bytes = double(std::size_t{1} << 30);
 }  // namespace tuning
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -186,11 +189,12 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
     chunk = std::max(o.granule, o.chunk / o.granule * o.granule);
     why << "set";
   } else if (!o.overlap) {
-    // The serial loop as a plain program runs it: as much per step as memory allows. Small chunks
-    // only pay off when stages overlap (hist over 8 GiB, serial: 409-427 ms in 1 GiB chunks,
-    // 482-533 ms in the streamed run's 32 MiB chunks on the H100 machine).
-    chunk = std::min(max_chunk, most);
-    why << "serial: as much as memory allows (" << bytes_text(ring_budget) << " for the rings)";
+    // The serial loop as a plain program runs it: large steps. Small chunks only pay off when
+    // stages overlap (hist over 8 GiB, serial: 409-427 ms in 1 GiB chunks, 482-533 ms in the
+    // streamed run's 32 MiB chunks on the H100 machine).
+    chunk = std::min({max_chunk, most, std::max<std::int64_t>(1, std::int64_t(tuning::serial_chunk_bytes / per_element))});
+    why << "serial: " << bytes_text(tuning::serial_chunk_bytes) << " per chunk, within memory (" << bytes_text(ring_budget)
+        << " for the rings)";
     if (o.max_chunk > 0 && chunk > o.max_chunk) {
       chunk = o.max_chunk;
       why << ", at most " << o.max_chunk << " elements";
