@@ -57,6 +57,26 @@ TEST_P(KmeansApp, EverySliceCountOfTheColumnsKernelValidates) {
   round_trip("kmeans", "tiny", "hist,distances=direct", {{"n", "4000"}, {"d", "768"}, {"k", "16"}, {"blobs", "16"}});
 }
 
+TEST_P(KmeansApp, StoppingAtTheThresholdUndoesTheIterationQueuedAhead) {
+  // The loop queues iteration i + 1 before it reads iteration i's changes; stopping at i must leave
+  // exactly what stopping by max_iterations = i leaves (same centroids, memberships, objective).
+  const auto data = gen("kmeans", "tiny-uniform", "data");
+  for (const std::string variant : {"hist", "segreduce,distances=gemm"}) {
+    run("kmeans", {data}, variant, {{"threshold", "0.2"}}, "", path("by-threshold"));
+    const auto a = datasets::bundle::open(path("by-threshold"));
+    const auto iterations = a.info()["iterations"].get<std::int64_t>();
+    ASSERT_GT(iterations, 1);
+    ASSERT_LT(iterations, 10);
+    run("kmeans", {data}, variant, {{"max_iterations", std::to_string(iterations)}, {"threshold", "0"}}, "", path("by-count"));
+    const auto b = datasets::bundle::open(path("by-count"));
+    EXPECT_EQ(b.info()["iterations"].get<std::int64_t>(), iterations);
+    EXPECT_EQ(a.read<float>("centroids"), b.read<float>("centroids")) << variant;
+    EXPECT_EQ(a.read<std::int32_t>("membership"), b.read<std::int32_t>("membership")) << variant;
+    EXPECT_EQ(a.info()["objective"], b.info()["objective"]) << variant;
+    EXPECT_TRUE(validate("kmeans", {data}, path("by-threshold")).ok);
+  }
+}
+
 TEST_P(KmeansApp, KmeansPlusPlusSeedsFromTheDataAndValidates) {
   const auto data = gen("kmeans", "tiny", "data");
   for (const std::string variant : {"hist", "rodinia"}) {

@@ -236,17 +236,40 @@ struct layout_sums {
   }
 };
 
-// hist_batched over the feature-major copy: histogram j (elements j * n .. j * n + n - 1) holds
-// column j's k sums, bin c; a thread-private copy is then k floats.
+// hist_batched over the feature-major copy, each feature's n points in `parts` parts of `seg`:
+// histogram j * parts + t holds the k sums of part t of feature j (bin c), so a thread-private
+// copy is k floats; finalize adds the parts (see column_parts).
 struct column_sums {
   const float* xt;
   const std::int32_t* member;
-  index_split split;  // by n
+  std::int64_t n, parts;
+  index_split by_seg;     // by the part's length
+  fast_divisor by_parts;  // histograms: d * parts < 2^32 (the centroids of d features fit shared memory)
   SOAC_HD bin_value<float> operator()(std::int64_t i) const {
-    const std::int64_t j = split.row(i);
-    return {member[i - j * split.d], xt[i]};
+    const std::int64_t h = by_seg.row(i), r = i - h * by_seg.d;
+    const std::int64_t j = std::int64_t(by_parts.divide(std::uint32_t(h))), t = h - j * parts;
+    const std::int64_t p = t * by_seg.d + r;
+    return p < n ? bin_value<float>{member[p], xt[j * n + p]} : bin_value<float>{-1, 0.f};
   }
 };
+
+// finalize's view of column_sums' histograms: the parts of (c, j) added in order.
+struct part_sums {
+  const float* sums;
+  std::int64_t k, parts;
+  SOAC_HD float operator()(std::int64_t c, std::int64_t j) const {
+    float acc = 0.f;
+    for (std::int64_t t = 0; t < parts; ++t) acc += sums[(j * parts + t) * k + c];
+    return acc;
+  }
+};
+
+// Parts per feature for column_sums. The thread-private batched kernel runs one 1024-thread
+// block per SM (its plan on the H100) and splits a histogram over K = ceil(SMs / histograms)
+// blocks, so d = 34 features make 136 blocks on 132 SMs, and 4 of them a second wave that doubles
+// the time. This picks the parts whose waves of blocks cost least, a block costing its elements
+// plus a fixed set-up and fold worth kmeans_tuning::batched_block_elements.
+std::int64_t column_parts(std::int64_t n, std::int64_t d, std::int64_t sms);
 
 struct membership_of {
   const nearest* best;
@@ -576,6 +599,9 @@ inline constexpr std::int64_t gemm_min_d = 513;
 inline constexpr double chunk_max_bytes = double(std::size_t{1} << 30);
 // The host backend's chunk: 16 MiB of distances.
 inline constexpr std::size_t host_chunk_bytes = std::size_t{16} << 20;
+// column_parts: a block's set-up (its 1024 private copies) and fold, in elements of work. A guess
+// (a block reads ~64K elements per 20 us), to be measured.
+inline constexpr double batched_block_elements = 8192;
 // The feature-major copy (layout=columns) only where it takes at most this fraction of the
 // device's memory (it doubles the points' footprint).
 inline constexpr double columns_memory_fraction = 0.25;
@@ -675,6 +701,18 @@ kmeans_plan parse_variant(const std::string& text) {
   return plan;
 }
 
+std::int64_t column_parts(std::int64_t n, std::int64_t d, std::int64_t sms) {
+  std::int64_t best = 1;
+  double best_cost = 0;
+  for (std::int64_t parts = 1; parts <= 64 && parts <= n; ++parts) {
+    const std::int64_t hists = d * parts, split = std::max<std::int64_t>(1, (sms + hists - 1) / hists);
+    const std::int64_t waves = (hists * split + sms - 1) / sms;
+    const double cost = double(waves) * (double(n) / double(parts * split) + kmeans_tuning::batched_block_elements);
+    if (parts == 1 || cost < best_cost) best = parts, best_cost = cost;
+  }
+  return best;
+}
+
 // Auto choices that depend on the data and the device.
 void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::int64_t d, std::int64_t k) {
   if (plan.distances == distance_kind::automatic)
@@ -754,6 +792,49 @@ struct clustering {
   double ms = 0;         // initialisation and iterations
 };
 
+// Iterations' reports (changes and objective) read back without stalling the stream: the copy of
+// a slot is queued after the iteration's kernels and waited for through its event, into pinned
+// memory (cuda); on the host backend the copy is done at once.
+class report_slots {
+ public:
+  explicit report_slots(const context& ctx) : cuda_(ctx.is_cuda()) {
+    if (!cuda_) return;
+    ctx.activate();
+    void* p = nullptr;
+    SOAC_CUDA_CHECK(cudaMallocHost(&p, sizeof(summary) * 2));
+    pinned_ = static_cast<summary*>(p);
+    for (auto& e : events_) SOAC_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~report_slots() {
+    for (auto& e : events_)
+      if (e) cudaEventSynchronize(e), cudaEventDestroy(e);
+    if (pinned_) cudaFreeHost(pinned_);
+  }
+  report_slots(const report_slots&) = delete;
+  report_slots& operator=(const report_slots&) = delete;
+
+  // Queues (cuda) the copy of `from` (the backend's memory) into slot `slot` after the work queued so far.
+  void start(const context& ctx, const summary* from, int slot) {
+    if (!cuda_) {
+      host_[slot] = *from;
+      return;
+    }
+    SOAC_CUDA_CHECK(cudaMemcpyAsync(pinned_ + slot, from, sizeof(summary), cudaMemcpyDeviceToHost, ctx.stream()));
+    SOAC_CUDA_CHECK(cudaEventRecord(events_[slot], ctx.stream()));
+  }
+  summary wait(int slot) {
+    if (!cuda_) return host_[slot];
+    SOAC_CUDA_CHECK(cudaEventSynchronize(events_[slot]));
+    return pinned_[slot];
+  }
+
+ private:
+  bool cuda_;
+  summary* pinned_ = nullptr;
+  cudaEvent_t events_[2] = {nullptr, nullptr};
+  summary host_[2] = {};
+};
+
 // One dataset on one context with one plan: the device state of Lloyd's iterations.
 class kmeans_engine {
  public:
@@ -783,13 +864,16 @@ class kmeans_engine {
     best_ = buffer<nearest>(ctx, std::size_t(n_));
     previous_ = buffer<nearest>(ctx, std::size_t(n_));
     first_ = buffer<nearest>(ctx, std::size_t(n_));
-    summary_ = buffer<summary>(ctx, 1);
+    summary_ = buffer<summary>(ctx, 2);  // a slot per iteration's parity (see iterate)
+    reports_ = std::make_unique<report_slots>(ctx);
     if (plan_.update != update_kind::rodinia) {
       counts_ = buffer<int>(ctx, std::size_t(k_));
+      if (plan_.update == update_kind::hist && plan_.sums == sums_kind::batched)
+        parts_ = ctx.is_cuda() ? column_parts(n_, d_, ctx.props().sm_count) : std::min<std::int64_t>(3, n_);  // (host: a few, tested)
       if (plan_.update == update_kind::hist && plan_.sums == sums_kind::vec4)
         sums4_ = buffer<vec<float, vector_width>>(ctx, std::size_t(k_ * blocks()));
       else
-        sums_ = buffer<float>(ctx, kd);
+        sums_ = buffer<float>(ctx, kd * std::size_t(parts_));
     }
     if (plan_.update == update_kind::segreduce) {
       keys_ = buffer<std::uint32_t>(ctx, std::size_t(n_));
@@ -844,13 +928,33 @@ class kmeans_engine {
     initialize(cfg.init, cfg.seed);
     copy_within(ctx_, initial_.view(), span<const float>(centroids_.data(), centroids_.size()));
     std::int64_t iterations = 0;
-    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
-      const step_report rep = step(true, bool(progress));
-      if (it == 1) keep_first_membership();
+    const auto report = [&](std::int64_t it, const step_report& rep) {
       iterations = it;
       if (record) record->changed.push_back(rep.changed), record->objectives.push_back(rep.objective);
       if (progress) progress(it, rep);
-      if (double(rep.changed) <= cfg.threshold * double(n_)) break;
+      return double(rep.changed) <= cfg.threshold * double(n_);
+    };
+    if (plan_.update == update_kind::rodinia) {
+      for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+        const step_report rep = step(true, bool(progress));
+        if (it == 1) keep_first_membership();
+        if (report(it, rep)) break;
+      }
+      return iterations;
+    }
+    // Iteration it + 1 is queued before iteration it's report is read, so the device does not
+    // wait for the host between iterations (kdd: 15 us of 126 per iteration did); once iteration
+    // it converged, the one ahead is undone: it wrote only the swapped buffers and scratch.
+    queue_step(1);
+    keep_first_membership();
+    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+      const bool ahead = it < cfg.max_iterations;
+      if (ahead) queue_step(it + 1);
+      const summary s = reports_->wait(int(it % 2));
+      if (report(it, {s.changed, s.objective})) {
+        if (ahead) undo_step();
+        break;
+      }
     }
     return iterations;
   }
@@ -872,9 +976,9 @@ class kmeans_engine {
 
   // The parts of step() on their own, for `soac bench kmeans --set parts=1` (each repeats its
   // part of the iteration that step(false, ...) would run; call after initialize() and a step).
-  void summarize() {
+  void summarize(int slot = 0) {
     segreduce(ctx_, 1, n_, summarize_points{best_.data(), previous_.data(), xnorm_.empty() ? nullptr : xnorm_.data()},
-              summary_.view(), summary_op{});
+              span<summary>(summary_.data() + slot, 1), summary_op{});
   }
   void assign() {
     if (plan_.distances == distance_kind::gemm) {
@@ -931,6 +1035,21 @@ class kmeans_engine {
 
   bool columns() const { return plan_.update != update_kind::rodinia && plan_.layout == layout_kind::columns; }
 
+  // One iteration queued, its report's copy started in slot it % 2, its results made current.
+  void queue_step(std::int64_t it) {
+    const int slot = int(it % 2);
+    assign();
+    summarize(slot);
+    update();
+    reports_->start(ctx_, summary_.data() + slot, slot);
+    best_.swap(previous_);
+    centroids_.swap(next_);
+  }
+  void undo_step() {
+    best_.swap(previous_);
+    centroids_.swap(next_);
+  }
+
   // ---- assignment
 
   void assign_direct() {
@@ -966,8 +1085,9 @@ class kmeans_engine {
     const std::int64_t n = n_, d = d_, k = k_;
     if (ctx_.is_cuda()) {
       ctx_.activate();
-      // Slices: enough lanes to fill the GPU once (fewer leave loads unissued; more only shuffle).
-      const std::int64_t lanes = std::int64_t(ctx_.props().sm_count) * ctx_.props().max_threads_per_sm;
+      // Slices: enough lanes for four rounds of the resident ones, so the last round's idle lanes
+      // are few (kdd, 494,019 points: 1 slice 33.6 us, the last of 1.8 rounds 83% full).
+      const std::int64_t lanes = 4 * std::int64_t(ctx_.props().sm_count) * ctx_.props().max_threads_per_sm;
       const int slices = n >= lanes || d < 2 ? 1 : 2 * n >= lanes || d < 4 ? 2 : 4;
       const std::size_t bytes = std::size_t(d * columns_kmax(k)) * sizeof(float);
       auto launch = [&](auto kernel, int per_warp) {
@@ -1058,16 +1178,20 @@ class kmeans_engine {
         fill_zero(ctx_, sums_.view());
         const std::int64_t total = n_ * d_;
         if (plan_.sums == sums_kind::batched) {
-          used = hist_batched(ctx_, plan_.hist, d_, n_, column_sums{features_t_.data(), member_.data(), index_split(n_, total)},
+          const std::int64_t seg = detail::ceil_div(n_, parts_), hists = d_ * parts_;
+          used = hist_batched(ctx_, plan_.hist, hists, seg,
+                              column_sums{features_t_.data(), member_.data(), n_, parts_, index_split(seg, hists * seg),
+                                          fast_divisor(std::uint32_t(parts_))},
                               sums_.view(), k_, plus<float>{});
-          finalize(strided_sums{sums_.data(), 1, k_});
+          finalize(part_sums{sums_.data(), k_, parts_});
         } else {
           const layout_sums f = columns() ? layout_sums{features_t_.data(), member_.data(), best_.data(), index_split(n_, total), d_}
                                           : layout_sums{x_.data(), nullptr, best_.data(), index_split(d_, total), d_};
           used = hist(ctx_, plan_.hist, total, f, sums_.view(), plus<float>{});
           finalize(strided_sums{sums_.data(), d_, 1});
         }
-        update_plan_ = "counts hist: " + counted.describe() + "; sums " + (plan_.sums == sums_kind::batched ? "hist_batched" : "hist") +
+        update_plan_ = "counts hist: " + counted.describe() + "; sums " +
+                       (plan_.sums == sums_kind::batched ? "hist_batched (" + std::to_string(parts_) + " parts per feature)" : "hist") +
                        ": " + used.describe();
         return;
       }
@@ -1189,6 +1313,7 @@ class kmeans_engine {
   buffer<float> x_, centroids_, next_;
   buffer<nearest> best_, previous_, first_;
   buffer<summary> summary_;
+  std::unique_ptr<report_slots> reports_;
   buffer<int> counts_, offsets_;
   buffer<float> sums_;
   buffer<vec<float, vector_width>> sums4_;
@@ -1196,6 +1321,7 @@ class kmeans_engine {
   buffer<float> xnorm_, cnorm_, dots_;
   std::optional<blas_handle> blas_;
   buffer<float> initial_;
+  std::int64_t parts_ = 1;  // sums=batched: parts of each feature's points (column_parts)
   std::string update_plan_;
   // rodinia
   buffer<float> features_t_;
