@@ -93,17 +93,18 @@ struct stream_options {
   int readers = 0;           // reader threads; 0: default_stream_threads()
   int writers = 0;           // writer threads; 0: default_stream_threads()
   // false: the serial loop a plain program runs, each chunk read, copied, computed, copied back and
-  // written before the next starts (same threads and chunks, nothing overlapped).
+  // written before the next starts (same threads, nothing overlapped; a planned chunk is as large
+  // as memory allows, since small chunks only pay off when stages overlap).
   bool overlap = true;
   // Stages that do their work; the others only keep the order (the bench times each alone).
   unsigned stages = stream_stage::all;
 };
 
-// Threads per host I/O stage when not set: half the hardware threads, 1 to 8. One thread copies
-// about 6 GB/s out of the page cache on the H100 machine (DESIGN.md), a pinned copy to the GPU runs
-// at ~55 GB/s: several readers are needed to keep up. The best count is the machine's (on the
-// 2-core build machine, loaded, one reader read a cached 1 GiB file at 3.2-4.3 GB/s, two at
-// 2.0-3.6, four at 1.3-2.7), hence the setting (`--set readers=N`).
+// Threads per host I/O stage when not set: every hardware thread, at most 16. One thread copies
+// about 5 GB/s out of the page cache on the H100 machine (16 cores), a pinned copy to the GPU runs
+// at ~54 GB/s: pread into a 96 MiB ring reached 5.0, 17.6, 31.9, 43.4 and 60.3 GB/s with 1, 4, 8,
+// 12 and 16 readers, so every core reads. The best count is the machine's (on the loaded 2-core
+// build machine one reader was best), hence the setting (`--set readers=N`).
 int default_stream_threads();
 
 // What the callback gets for one chunk.
@@ -150,6 +151,10 @@ struct stream_report {
 struct stream_rates {
   double copy_bytes_per_s = 0;  // pinned host-to-device copy (host: memcpy) bandwidth
   double handoff_s = 0;         // one stage handing a chunk to the next: a small copy and an event wait
+  // The host ring the planner aims at (0: no aim): small enough that a chunk is still in the CPU's
+  // caches when the next stage takes it (readers' bytes when the copy engine reads them, the copy
+  // engine's when writers read them), so host memory carries each byte once rather than thrice.
+  std::size_t ring_bytes = 0;
 };
 const stream_rates& measured_stream_rates(context& ctx);
 

@@ -35,14 +35,46 @@ class KmeansApp : public app_test {
 
 TEST_P(KmeansApp, EveryVariantValidates) {
   for (const std::string variant : {"hist", "segreduce", "rodinia", "hist,sums=vec4", "hist,distances=gemm",
-                                    "segreduce,distances=gemm", "hist,distances=gemm,chunk=700,strategy=global"})
+                                    "segreduce,distances=gemm", "hist,distances=gemm,chunk=700,strategy=global", "hist,layout=rows",
+                                    "segreduce,layout=rows", "hist,sums=split", "hist,layout=rows,sums=split,private=on",
+                                    "hist,sums=batched,M=2", "hist,distances=gemm,layout=columns,sums=batched"})
     round_trip("kmeans", "tiny", variant);
 }
 
 TEST_P(KmeansApp, UniformDataWithManyClustersValidates) {
   // Uniform points: clusters touch, so this is where near-ties could appear.
-  for (const std::string variant : {"hist", "hist,distances=gemm,sums=vec4", "segreduce,distances=gemm"})
+  for (const std::string variant : {"hist", "hist,layout=rows", "hist,distances=gemm,sums=vec4", "segreduce,distances=gemm",
+                                    "hist,layout=columns,sums=split"})
     round_trip("kmeans", "tiny-uniform", variant);
+}
+
+TEST_P(KmeansApp, EverySliceCountOfTheColumnsKernelValidates) {
+  // On the H100 (132 SMs x 2048 lanes) these n give the feature-major kernel 1, 2 and 4 slices
+  // per point; d = 9 leaves a short tail after the eight-load steps, k = 3 zero centroid lanes.
+  for (const std::string n : {"300000", "150000", "40000"})
+    round_trip("kmeans", "tiny", "", {{"n", n}, {"d", "9"}, {"k", "3"}, {"blobs", "4"}});
+  // k = 16 takes the wider register array; d = 768 fills its 48 KiB of centroids.
+  round_trip("kmeans", "tiny", "hist,distances=direct", {{"n", "4000"}, {"d", "768"}, {"k", "16"}, {"blobs", "16"}});
+}
+
+TEST_P(KmeansApp, StoppingAtTheThresholdUndoesTheIterationQueuedAhead) {
+  // The loop queues iteration i + 1 before it reads iteration i's changes; stopping at i must leave
+  // exactly what stopping by max_iterations = i leaves (same centroids, memberships, objective).
+  const auto data = gen("kmeans", "tiny-uniform", "data");
+  for (const std::string variant : {"hist", "segreduce,distances=gemm"}) {
+    run("kmeans", {data}, variant, {{"threshold", "0.2"}}, "", path("by-threshold"));
+    const auto a = datasets::bundle::open(path("by-threshold"));
+    const auto iterations = a.info()["iterations"].get<std::int64_t>();
+    ASSERT_GT(iterations, 1);
+    ASSERT_LT(iterations, 10);
+    run("kmeans", {data}, variant, {{"max_iterations", std::to_string(iterations)}, {"threshold", "0"}}, "", path("by-count"));
+    const auto b = datasets::bundle::open(path("by-count"));
+    EXPECT_EQ(b.info()["iterations"].get<std::int64_t>(), iterations);
+    EXPECT_EQ(a.read<float>("centroids"), b.read<float>("centroids")) << variant;
+    EXPECT_EQ(a.read<std::int32_t>("membership"), b.read<std::int32_t>("membership")) << variant;
+    EXPECT_EQ(a.info()["objective"], b.info()["objective"]) << variant;
+    EXPECT_TRUE(validate("kmeans", {data}, path("by-threshold")).ok);
+  }
 }
 
 TEST_P(KmeansApp, KmeansPlusPlusSeedsFromTheDataAndValidates) {
@@ -185,7 +217,11 @@ TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,distances=fast"); }).find("distances must be"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,M=-1"); }).find("M"), std::string::npos);
-  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,partition=on"); }).find("not 'partition'"),
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,sums=flat,partition=on"); }).find("not 'partition'"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,layout=rows,sums=batched"); }).find("needs layout=columns"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,layout=sideways"); }).find("layout must be"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "segreduce,sums=vec4"); }).find("not 'sums'"),
             std::string::npos);
@@ -237,7 +273,7 @@ TEST_P(KmeansApp, BenchTimesEveryVariantWithRodiniaAsTheBaseline) {
   EXPECT_EQ(iteration.name, "tiny: one iteration");
   std::vector<std::string> names;
   for (const auto& v : iteration.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"rodinia", "hist", "segreduce", "hist,distances=gemm", "hist,sums=vec4"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"rodinia", "hist", "segreduce", "hist,distances=gemm", "hist,layout=rows"}));
   EXPECT_EQ(iteration.variants[0].kind, bench::role::baseline);
   const auto& whole = suite.cases()[1];
   ASSERT_EQ(whole.variants.size(), 3u);

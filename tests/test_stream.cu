@@ -20,6 +20,7 @@
 #include "core/operators.hpp"
 #include "core/scatter.cuh"
 #include "core/stream.hpp"
+#include "core/stream/files.hpp"
 #include "tests/app_fixture.hpp"
 
 namespace soac {
@@ -222,6 +223,34 @@ TEST_P(stream_test, WriteFailureMidStreamRemovesTheTemporaryFile) {
   EXPECT_TRUE(no_temporaries());
 }
 
+// Outputs are written through a shared mapping (parallel writers); a page the file system cannot
+// provide (here: the temporary file truncated under the writers, as a full disk would refuse one)
+// is a resource_error at that byte, not a SIGBUS.
+TEST_P(stream_test, MappedWriteFailureMidStreamRemovesTheTemporaryFile) {
+  {
+    detail::stream_output_file probe(path("probe.bin"));
+    probe.map(4096);
+    if (!probe.mapped()) GTEST_SKIP() << "this kernel maps no output (no MADV_POPULATE_WRITE): pwrite is tested above";
+  }
+  const auto x = iota_u32(1 << 16);
+  const auto in = write_file("x.bin", x);
+  const auto temp = path("y.bin.tmp-" + std::to_string(::getpid()));
+  const stream_source src[] = {stream_source::from_file(in, 4)};
+  const stream_sink dst[] = {stream_sink::to_file(path("y.bin"), 4)};
+  stream_options o;
+  o.chunk = 4096;
+  o.overlap = false;  // chunks 0-2 are written and no writer is busy when chunk 3's kernel truncates
+  const auto msg = error_of<resource_error>([&] {
+    stream(ctx(), src, dst, [&](const stream_chunk& c) {
+      if (c.index == 3) fs::resize_file(temp, 0);
+      scatter(ctx(), c.count, affine{c.input<std::uint32_t>(0)}, span<std::uint32_t>(c.output<std::uint32_t>(0), std::size_t(c.count)));
+    }, o);
+  });
+  EXPECT_NE(msg.find("write failed at byte " + std::to_string(3 * 4096 * 4)), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+  EXPECT_TRUE(no_temporaries());
+}
+
 TEST_P(stream_test, KernelErrorStopsEveryStage) {
   const auto in = write_file("x.bin", iota_u32(10000));
   stream_options o;
@@ -347,6 +376,27 @@ TEST(StreamPlan, ChunkFromRatesAndMemory) {
   stream_options forced;
   forced.chunk = n;
   EXPECT_THROW(plan_stream(rates, n, 4, 4, 5, forced, std::size_t{1} << 30), resource_error);
+  // A ring to stay in cache: 96 MiB over 3 slots of 8 bytes per element, whatever the rates say.
+  stream_rates cached = rates;
+  cached.ring_bytes = std::size_t{96} << 20;
+  const auto c = plan_stream(cached, n, 4, 4, 5, o, std::size_t{80} << 30);
+  EXPECT_EQ(c.chunk, (std::int64_t{32} << 20) / 8);
+  EXPECT_LE(c.host_bytes, cached.ring_bytes);
+  EXPECT_NE(c.reason.find("stay in cache"), std::string::npos) << c.reason;
+  // ... but never below 1 MiB per chunk, and granules stay whole.
+  stream_rates tiny_ring = cached;
+  tiny_ring.ring_bytes = std::size_t{1} << 20;
+  EXPECT_EQ(plan_stream(tiny_ring, n, 4, 4, 5, o, std::size_t{80} << 30).chunk, (std::int64_t{1} << 20) / 8);
+  EXPECT_EQ(plan_stream(cached, frames.granule * 300, 1, 1, 5, frames, std::size_t{80} << 30).chunk, 2 * frames.granule);
+  // The serial loop takes chunks of 1 GiB (all arrays), or less where memory is short.
+  stream_options serial;
+  serial.overlap = false;
+  const auto big = plan_stream(cached, n, 4, 4, 5, serial, std::size_t{80} << 30);
+  EXPECT_EQ(big.chunk, (std::int64_t{1} << 30) / 8);
+  EXPECT_EQ(big.chunks, 8);
+  EXPECT_EQ(big.slots, 1);
+  const auto short_of_memory = plan_stream(cached, n, 4, 4, 5, serial, std::size_t{2} << 30);  // 512 MiB for the ring
+  EXPECT_EQ(short_of_memory.chunk, (std::int64_t{512} << 20) / 8);
   // Tiny inputs: one chunk.
   EXPECT_EQ(plan_stream(rates, 1000, 4, 0, 3, o, std::size_t{1} << 30).chunks, 1);
   EXPECT_EQ(plan_stream(rates, 0, 4, 0, 3, o, std::size_t{1} << 30).chunks, 0);

@@ -150,10 +150,21 @@ class segreduce_trainer {
   }
 
   void kernels() {
+    forward_sums();
+    hidden_layer();
+    adjust();
+  }
+  // The three launches of kernels(), also timed alone (`soac bench backprop --set parts=1`).
+  void forward_sums() {
     const std::int64_t row = net_.row();
     plan_ = segreduce(ctx_, hidden, row, hidden_input{weights_.data(), input_.data(), row}, sums_.view(), plus<float>{});
+  }
+  void hidden_layer() {
     scatter(ctx_, 2 * hidden_rows, hidden_and_output{sums_.data(), hw_.data(), hprev_.data(), target_.data()}, hw_out_, hprev_out_,
             units_, deltas_, report_);
+  }
+  void adjust() {
+    const std::int64_t row = net_.row();
     scatter(ctx_, hidden * row,
             adjust_input_weights{input_.data(), deltas_.data(), weights_.data(), prev_.data(), row, fast_divisor(std::uint32_t(row))},
             weights_, prev_);
@@ -503,7 +514,8 @@ class backprop_app final : public app {
            "(FHPC17 4), the adjustment as a map; Rodinia's kernels and copies as the baseline";
   }
   std::vector<preset> presets() const override {
-    auto p = [](std::int64_t layer, const char* init) { return nlohmann::json{{"layer_size", layer}, {"init", init}}; };
+    // parts: bench only (also time each launch of the segreduce variant alone).
+    auto p = [](std::int64_t layer, const char* init) { return nlohmann::json{{"layer_size", layer}, {"init", init}, {"parts", 0}}; };
     return {{"rodinia-65536", "Rodinia's default run (backprop 65536), its initialisation", p(65'536, "rodinia")},
             {"2^20", "2^20 input units", p(std::int64_t{1} << 20, "rodinia")},
             {"2^24", "2^24 input units (1.1 GB per weight matrix)", p(std::int64_t{1} << 24, "rodinia")},
@@ -606,6 +618,11 @@ class backprop_app final : public app {
       suite.measure("rodinia kernels", bench::role::baseline, [&] { theirs.kernels(); }, {}, [&] { theirs.restore(); });
       suite.measure("segreduce kernels", bench::role::soac, [&] { mine.kernels(); }, {}, [&] { mine.upload(); });
       suite.annotate(mine.describe());
+      if (int_param(params, "parts", 0, 1) == 1) {
+        suite.measure("segreduce [forward sums]", bench::role::soac, [&] { mine.forward_sums(); }, {}, [&] { mine.upload(); });
+        suite.measure("segreduce [hidden and output layers]", bench::role::soac, [&] { mine.hidden_layer(); }, {}, [&] { mine.upload(); });
+        suite.measure("segreduce [adjustment]", bench::role::soac, [&] { mine.adjust(); }, {}, [&] { mine.upload(); });
+      }
 
       suite.begin_case(layer_name + ": end to end", params, bytes);
       suite.measure("rodinia", bench::role::baseline, [&] { theirs.end_to_end(out); });

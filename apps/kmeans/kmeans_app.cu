@@ -5,12 +5,16 @@
 // One iteration: assign every point to its nearest centroid, then move every non-empty
 // cluster's centroid to the mean of its points (an empty cluster keeps its centroid); stop after
 // max_iterations, or once at most threshold * n points changed cluster.
-//   assignment  direct: a lane group per point holds the point in registers and sums (x - c)^2
-//               over the centroids (k small: the points are read once);
-//               gemm: cuBLAS SGEMM of -2 X C^T in chunks of points, whose distance matrix stays in
-//               L2 while soac::segreduce takes each row's argmin of |c|^2 - 2 x.c (k large: the
-//               2 n k d flops run at SGEMM speed).
-//   update      hist (default): soac::hist_fused of the counts (k int bins) and the sums, either
+//   layout      columns (small k): a feature-major copy of the points beside the row-major one,
+//               so that a warp reads one feature of 32 points as one line; rows: row-major only.
+//   assignment  direct: columns: a lane per point keeps its distance to every centroid in
+//               registers, the centroids in shared memory (the points stream once); rows: a lane
+//               group per point holds the point in registers and sums (x - c)^2 over the centroids;
+//               gemm: cuBLAS SGEMM of -2 X C^T in chunks of points, then soac::segreduce takes each
+//               row's argmin of |c|^2 - 2 x.c (k large: the 2 n k d flops run at SGEMM speed).
+//   update      hist (default): with columns, the counts as soac::hist and the sums as
+//               soac::hist_batched, one histogram of k sums per feature, thread-private copies;
+//               with rows, soac::hist_fused of the counts (k int bins) and the sums, either
 //               flattened (element (p, j) of the n x d points adds to float bin member[p] * d + j,
 //               one kernel for any d) or as soac::elementwise vector bins of 4 columns;
 //               segreduce (FHPC17): radix sort of (membership, index), the counts as k regular
@@ -183,27 +187,93 @@ struct block_updates {
   }
 };
 
-SOAC_HD inline float sum_element(const float* sums, std::int64_t row_stride, std::int64_t c, std::int64_t j) {
-  return sums[c * row_stride + j];
-}
+// The sums as finalize reads them: element (c, j) of k x d float sums stored with strides
+// (flattened [c][j], or one histogram per column [j][c]), or of vector bins of W columns.
+struct strided_sums {
+  const float* sums;
+  std::int64_t c_stride, j_stride;
+  SOAC_HD float operator()(std::int64_t c, std::int64_t j) const { return sums[c * c_stride + j * j_stride]; }
+};
 template <int W>
-SOAC_HD float sum_element(const vec<float, W>* sums, std::int64_t blocks, std::int64_t c, std::int64_t j) {
-  return sums[c * blocks + j / W][int(j % W)];
-}
+struct vector_sums {
+  const vec<float, W>* sums;
+  std::int64_t blocks;  // vectors per cluster
+  SOAC_HD float operator()(std::int64_t c, std::int64_t j) const { return sums[c * blocks + j / W][int(j % W)]; }
+};
 
 // scatter over k * d: the new centroids, sums / counts; an empty cluster keeps its centroid.
-template <class S>
+template <class Sums>
 struct finalize_centroids {
-  const S* sums;
-  std::int64_t row_stride;  // sums per cluster: d floats, or d / W vectors rounded up
+  Sums sums;
   const int* counts;
   const float* old;
   index_split split;  // by d
   SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t e) const {
     const std::int64_t c = split.row(e), j = e - c * split.d;
     const int count = counts[c];
-    return {e, count > 0 ? sum_element(sums, row_stride, c, j) / float(count) : old[e]};
+    return {e, count > 0 ? sums(c, j) / float(count) : old[e]};
   }
+};
+
+// hist: the counts alone (k int bins), one element per point.
+struct member_counts {
+  const nearest* best;
+  SOAC_HD bin_value<int> operator()(std::int64_t p) const { return {best[p].index, 1}; }
+};
+
+// hist, the sums alone, flattened into float bin c * d + j, over the elements in the layout's
+// order: rows (element p * d + j of x) or columns (element j * n + p of the feature-major copy).
+struct layout_sums {
+  const float* values;         // x or its feature-major copy
+  const std::int32_t* member;  // columns: the memberships as int32; rows: null (best is read)
+  const nearest* best;
+  index_split split;  // rows: by d; columns: by n
+  std::int64_t d;
+  SOAC_HD bin_value<float> operator()(std::int64_t e) const {
+    const std::int64_t r = split.row(e), t = e - r * split.d;
+    const std::int64_t c = member ? std::int64_t(member[t]) : std::int64_t(best[r].index);
+    return {c * d + (member ? r : t), values[e]};
+  }
+};
+
+// hist_batched over the feature-major copy, each feature's n points in `parts` parts of `seg`:
+// histogram j * parts + t holds the k sums of part t of feature j (bin c), so a thread-private
+// copy is k floats; finalize adds the parts (see column_parts).
+struct column_sums {
+  const float* xt;
+  const std::int32_t* member;
+  std::int64_t n, parts;
+  index_split by_seg;     // by the part's length
+  fast_divisor by_parts;  // histograms: d * parts < 2^32 (the centroids of d features fit shared memory)
+  SOAC_HD bin_value<float> operator()(std::int64_t i) const {
+    const std::int64_t h = by_seg.row(i), r = i - h * by_seg.d;
+    const std::int64_t j = std::int64_t(by_parts.divide(std::uint32_t(h))), t = h - j * parts;
+    const std::int64_t p = t * by_seg.d + r;
+    return p < n ? bin_value<float>{member[p], xt[j * n + p]} : bin_value<float>{-1, 0.f};
+  }
+};
+
+// finalize's view of column_sums' histograms: the parts of (c, j) added in order.
+struct part_sums {
+  const float* sums;
+  std::int64_t k, parts;
+  SOAC_HD float operator()(std::int64_t c, std::int64_t j) const {
+    float acc = 0.f;
+    for (std::int64_t t = 0; t < parts; ++t) acc += sums[(j * parts + t) * k + c];
+    return acc;
+  }
+};
+
+// Parts per feature for column_sums. The thread-private batched kernel runs one 1024-thread
+// block per SM (its plan on the H100) and splits a histogram over K = ceil(SMs / histograms)
+// blocks, so d = 34 features make 136 blocks on 132 SMs, and 4 of them a second wave that doubles
+// the time. This picks the parts whose waves of blocks cost least, a block costing its elements
+// plus a fixed set-up and fold worth kmeans_tuning::batched_block_elements.
+std::int64_t column_parts(std::int64_t n, std::int64_t d, std::int64_t sms);
+
+struct membership_of {
+  const nearest* best;
+  SOAC_HD write_at<std::int64_t, std::int32_t> operator()(std::int64_t p) const { return {p, best[p].index}; }
 };
 
 // ---- segreduce variant (FHPC17) ------------------------------------------------------------------
@@ -393,6 +463,81 @@ __global__ void __launch_bounds__(assign_block_threads)
   }
 }
 
+// ---- Direct assignment over the feature-major copy (small k) ---------------------------------
+
+// Each lane of a warp takes one of 32 / S points and every S-th feature of it (S slices), reading
+// the feature-major copy: a warp's load is S runs of 32 / S consecutive floats (whole 32-byte
+// sectors for S <= 4), so the points stream from DRAM once, eight loads in flight per lane. Each
+// lane keeps a running distance to every centroid in registers (KMax of them); the centroids sit
+// in shared memory as [feature][KMax] (zero past k), KMax / 4 vector loads per feature; the
+// slices' partial distances meet by shuffles. Warps stride over the points (a grid of resident
+// blocks loads the centroids once each).
+constexpr int columns_block = 256;
+constexpr int columns_max_k = 16;
+constexpr std::size_t columns_shared_bytes = 48 * 1024;  // the centroids' copy, without opting in
+
+constexpr int columns_kmax(std::int64_t k) { return k <= 8 ? 8 : columns_max_k; }
+bool columns_fit(std::int64_t d, std::int64_t k) {
+  return k <= columns_max_k && double(d) * columns_kmax(k) * sizeof(float) <= double(columns_shared_bytes);
+}
+
+template <int KMax, int S>
+__global__ void __launch_bounds__(columns_block)
+    assign_columns_kernel(const float* __restrict__ xt, std::int64_t n, std::int64_t d, const float* __restrict__ centroids,
+                          int k, nearest* __restrict__ best, std::int32_t* __restrict__ member) {
+  extern __shared__ __align__(16) float cen[];  // d x KMax
+  for (std::int64_t i = threadIdx.x; i < d * KMax; i += blockDim.x) {
+    const std::int64_t j = i / KMax;
+    const int c = int(i - j * KMax);
+    cen[i] = c < k ? centroids[std::int64_t(c) * d + j] : 0.f;
+  }
+  __syncthreads();
+  constexpr int per_warp = 32 / S;
+  const int lane = int(threadIdx.x & 31u), s = lane / per_warp, q = lane % per_warp;
+  const std::int64_t warp = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t warps = (std::int64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::int64_t first = warp * per_warp; first < n; first += warps * per_warp) {  // the same trips for a whole warp
+    const std::int64_t p = first + q;
+    const float* col = xt + (p < n ? p : n - 1);
+    float acc[KMax];
+#pragma unroll
+    for (int c = 0; c < KMax; ++c) acc[c] = 0.f;
+    const auto add = [&](float x, std::int64_t j) {
+      const float4* cj = reinterpret_cast<const float4*>(cen + j * KMax);
+#pragma unroll
+      for (int v = 0; v < KMax / 4; ++v) {
+        const float4 c4 = cj[v];
+        const float d0 = x - c4.x, d1 = x - c4.y, d2 = x - c4.z, d3 = x - c4.w;
+        acc[4 * v] = fmaf(d0, d0, acc[4 * v]);
+        acc[4 * v + 1] = fmaf(d1, d1, acc[4 * v + 1]);
+        acc[4 * v + 2] = fmaf(d2, d2, acc[4 * v + 2]);
+        acc[4 * v + 3] = fmaf(d3, d3, acc[4 * v + 3]);
+      }
+    };
+    std::int64_t j = s;
+    for (; j + 7 * S < d; j += 8 * S) {
+      float x[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) x[u] = __ldg(col + (j + u * S) * n);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) add(x[u], j + u * S);
+    }
+    for (; j < d; j += S) add(__ldg(col + j * n), j);
+#pragma unroll
+    for (int offset = per_warp; offset < 32; offset <<= 1)
+#pragma unroll
+      for (int c = 0; c < KMax; ++c) acc[c] += __shfl_xor_sync(0xffffffffu, acc[c], offset);
+    if (p >= n || s != 0) continue;
+    float best_dist = cuda::std::numeric_limits<float>::infinity();
+    std::int32_t best_index = 0;
+#pragma unroll
+    for (int c = 0; c < KMax; ++c)
+      if (c < k && acc[c] < best_dist) best_dist = acc[c], best_index = c;
+    best[p] = {best_dist, best_index};
+    member[p] = best_index;
+  }
+}
+
 // ---- cuBLAS ---------------------------------------------------------------------------------
 
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
@@ -432,33 +577,45 @@ class blas_handle {
 
 enum class update_kind { hist, segreduce, rodinia };
 enum class distance_kind { automatic, direct, gemm };
-enum class sums_kind { flat, vec4 };
+enum class layout_kind { automatic, rows, columns };
+enum class sums_kind { automatic, flat, vec4, split, batched };
 enum class init_kind { first, kmeanspp };
 
 constexpr int vector_width = 4;
 
 namespace kmeans_tuning {
-// gemm from this many centroids on: the direct kernel does one L1 load per multiply-add (about a
-// quarter of FP32 peak) and reads the points once, while SGEMM runs at ~50 TFLOP/s on the H100
-// and adds the distance matrix's trip through L2. At k = 5 the direct pass is bound by reading the
-// points (35 us at paper-k5); its arithmetic matches that read time near k = 16. To be measured.
+// gemm from this many centroids on: SGEMM runs at ~46 TFLOP/s on the H100 but writes and reads the
+// distance matrix, while the direct kernels read the points once. Measured on the H100 (assignment
+// per iteration): paper-k5 feature-major direct 47 us, gemm 105 us; kdd 34 vs 76 us; paper-k1024
+// row-major direct 22.8 ms, gemm 1.27 ms. k between 16 and 32 is not measured.
 inline constexpr std::int64_t gemm_min_k = 32;
 // Points beyond what the direct kernel holds in registers (32 lanes x 16) re-read per centroid.
 inline constexpr std::int64_t gemm_min_d = 513;
-// gemm: chunks of points whose distance matrix takes at most this fraction of L2, so the argmin
-// reads it from L2 rather than DRAM (paper-k1024: 6400 points x 1024 centroids = 25 MiB).
-inline constexpr double chunk_l2_fraction = 0.5;
+// gemm: chunks of points whose distance matrix takes at most this many bytes (and a sixteenth of
+// the device's memory): big SGEMMs fill the GPU's last wave better than chunks whose matrix stays
+// in L2 for the argmin. Measured on the H100 at paper-k1024 (SGEMMs + argmins per iteration):
+// 3200 points 1.58 + 0.32 ms, 6400 (half of L2) 1.53 + 0.29, 12800 1.43 + 0.17, 16896 1.20 +
+// 0.16, 25000 1.16 + 0.15, 100000 (410 MB) 1.13 + 0.14.
+inline constexpr double chunk_max_bytes = double(std::size_t{1} << 30);
 // The host backend's chunk: 16 MiB of distances.
 inline constexpr std::size_t host_chunk_bytes = std::size_t{16} << 20;
+// column_parts: a block's set-up (its 1024 private copies) and fold, in elements of work. A guess
+// (a block reads ~64K elements per 20 us), to be measured.
+inline constexpr double batched_block_elements = 8192;
+// The feature-major copy (layout=columns) only where it takes at most this fraction of the
+// device's memory (it doubles the points' footprint).
+inline constexpr double columns_memory_fraction = 0.25;
 }  // namespace kmeans_tuning
 
 struct kmeans_plan {
   update_kind update = update_kind::hist;
   distance_kind distances = distance_kind::automatic;
-  sums_kind sums = sums_kind::flat;
+  layout_kind layout = layout_kind::automatic;
+  sums_kind sums = sums_kind::automatic;
   std::int64_t chunk = 0;  // gemm: points per SGEMM; 0: from L2
   bool tf32 = false;
   hist_options hist;
+  std::vector<std::string> hist_keys;  // the hist options given (checked against the sums)
   std::string variant;  // as given (for the result)
 
   std::string describe() const {
@@ -467,7 +624,15 @@ struct kmeans_plan {
     if (update == update_kind::rodinia) return s.str() + " (thread-per-point membership, host update)";
     s << ", " << (distances == distance_kind::gemm ? "gemm" : "direct") << " distances";
     if (distances == distance_kind::gemm) s << " (" << chunk << " points per SGEMM, " << (tf32 ? "TF32" : "FP32") << ")";
-    if (update == update_kind::hist) s << ", " << (sums == sums_kind::flat ? "flattened float sums" : "vec4 elementwise sums");
+    s << ", " << (layout == layout_kind::columns ? "feature-major points" : "row-major points");
+    if (update == update_kind::hist) {
+      switch (sums) {
+        case sums_kind::vec4: s << ", vec4 elementwise sums (hist_fused)"; break;
+        case sums_kind::split: s << ", counts and flattened float sums as two hist calls"; break;
+        case sums_kind::batched: s << ", counts (hist) and a histogram of k sums per feature (hist_batched)"; break;
+        default: s << ", flattened float sums (hist_fused)"; break;
+      }
+    }
     return s.str();
   }
 };
@@ -500,26 +665,52 @@ kmeans_plan parse_variant(const std::string& text) {
     const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "distances") {
       plan.distances = parse_distances(value);
+    } else if (key == "layout") {
+      if (value == "auto") plan.layout = layout_kind::automatic;
+      else if (value == "rows") plan.layout = layout_kind::rows;
+      else if (value == "columns") plan.layout = layout_kind::columns;
+      else throw usage_error("kmeans: layout must be auto, rows or columns, not '" + std::string(value) + "'");
     } else if (key == "chunk") {
       const auto v = parse_number("chunk", value);
-      if (!v.is_number_integer() || v.get<std::int64_t>() < 0) throw usage_error("kmeans: chunk must be a count of points (0: from L2)");
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0) throw usage_error("kmeans: chunk must be a count of points (0: the default)");
       plan.chunk = v.get<std::int64_t>();
     } else if (key == "math") {
       if (value != "fp32" && value != "tf32") throw usage_error("kmeans: math must be fp32 or tf32, not '" + std::string(value) + "'");
       plan.tf32 = value == "tf32";
     } else if (key == "sums" && plan.update == update_kind::hist) {
-      if (value == "flat") plan.sums = sums_kind::flat;
+      if (value == "auto") plan.sums = sums_kind::automatic;
+      else if (value == "flat") plan.sums = sums_kind::flat;
       else if (value == "vec4") plan.sums = sums_kind::vec4;
-      else throw usage_error("kmeans: sums must be flat or vec4, not '" + std::string(value) + "'");
-    } else if (plan.update == update_kind::hist && (key == "strategy" || key == "M")) {
-      set_hist_option(plan.hist, key, value);  // what hist_fused takes of the hist options
+      else if (value == "split") plan.sums = sums_kind::split;
+      else if (value == "batched") plan.sums = sums_kind::batched;
+      else throw usage_error("kmeans: sums must be auto, flat, vec4, split or batched, not '" + std::string(value) + "'");
+    } else if (plan.update == update_kind::hist && key != "RF" && key != "atomic") {
+      try {
+        set_hist_option(plan.hist, key, value);  // strategy, M, and for split or batched sums the others
+      } catch (const usage_error&) {
+        throw usage_error("kmeans: the hist variant takes distances, layout, chunk, math, sums and the hist options, not '" +
+                          std::string(key) + "=" + std::string(value) + "'");
+      }
       check_hist_options(plan.hist);
+      plan.hist_keys.emplace_back(key);
     } else {
-      throw usage_error("kmeans: the " + name + " variant takes distances, chunk, math" +
-                        (plan.update == update_kind::hist ? ", sums, strategy and M" : "") + ", not '" + std::string(key) + "'");
+      throw usage_error("kmeans: the " + name + " variant takes distances, layout, chunk, math" +
+                        (plan.update == update_kind::hist ? ", sums and the hist options" : "") + ", not '" + std::string(key) + "'");
     }
   }
   return plan;
+}
+
+std::int64_t column_parts(std::int64_t n, std::int64_t d, std::int64_t sms) {
+  std::int64_t best = 1;
+  double best_cost = 0;
+  for (std::int64_t parts = 1; parts <= 64 && parts <= n; ++parts) {
+    const std::int64_t hists = d * parts, split = std::max<std::int64_t>(1, (sms + hists - 1) / hists);
+    const std::int64_t waves = (hists * split + sms - 1) / sms;
+    const double cost = double(waves) * (double(n) / double(parts * split) + kmeans_tuning::batched_block_elements);
+    if (parts == 1 || cost < best_cost) best = parts, best_cost = cost;
+  }
+  return best;
 }
 
 // Auto choices that depend on the data and the device.
@@ -527,8 +718,30 @@ void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::in
   if (plan.distances == distance_kind::automatic)
     plan.distances = k >= kmeans_tuning::gemm_min_k || (d >= kmeans_tuning::gemm_min_d && k > 1) ? distance_kind::gemm
                                                                                                     : distance_kind::direct;
+  if (plan.layout == layout_kind::automatic) {
+    const double copy_bytes = 4.0 * double(n) * double(d);
+    const bool room = !ctx.is_cuda() || copy_bytes <= kmeans_tuning::columns_memory_fraction * double(ctx.props().global_bytes);
+    plan.layout = room && plan.distances == distance_kind::direct && columns_fit(d, k) ? layout_kind::columns : layout_kind::rows;
+  }
+  if (plan.sums == sums_kind::automatic) {
+    // Feature-major points: a histogram of k sums per feature with a private copy per thread
+    // (plain adds; shared float atomics are compare-and-swap loops, ATOMS.CAST.SPIN, on sm_90).
+    // Update per iteration on the H100: paper-k5 71 us (76 with atomics on per-thread copies,
+    // 114 for the fused flattened histogram of row-major points), kdd 73 (86).
+    plan.sums = plan.layout == layout_kind::columns ? sums_kind::batched : sums_kind::flat;
+    if (plan.sums == sums_kind::batched && std::find(plan.hist_keys.begin(), plan.hist_keys.end(), "private") == plan.hist_keys.end() &&
+        std::find(plan.hist_keys.begin(), plan.hist_keys.end(), "M") == plan.hist_keys.end())
+      plan.hist.thread_private = hist_toggle::on;
+  }
+  if (plan.update != update_kind::hist) plan.sums = sums_kind::flat;  // (the segreduce update has its own sums)
+  if (plan.sums == sums_kind::batched && plan.layout != layout_kind::columns)
+    throw usage_error("kmeans: sums=batched needs layout=columns (a histogram per feature of the feature-major points)");
+  if (plan.sums == sums_kind::flat || plan.sums == sums_kind::vec4)
+    for (const auto& key : plan.hist_keys)
+      if (key != "strategy" && key != "M")
+        throw usage_error("kmeans: the fused sums (flat, vec4) take strategy and M of the hist options, not '" + key + "'");
   if (plan.distances == distance_kind::gemm && plan.chunk == 0) {
-    const double bytes = ctx.is_cuda() ? kmeans_tuning::chunk_l2_fraction * double(ctx.props().l2_bytes)
+    const double bytes = ctx.is_cuda() ? std::min(kmeans_tuning::chunk_max_bytes, double(ctx.props().global_bytes) / 16)
                                        : double(kmeans_tuning::host_chunk_bytes);
     plan.chunk = std::max<std::int64_t>(1, std::int64_t(bytes / (4.0 * double(k))));
   }
@@ -579,6 +792,49 @@ struct clustering {
   double ms = 0;         // initialisation and iterations
 };
 
+// Iterations' reports (changes and objective) read back without stalling the stream: the copy of
+// a slot is queued after the iteration's kernels and waited for through its event, into pinned
+// memory (cuda); on the host backend the copy is done at once.
+class report_slots {
+ public:
+  explicit report_slots(const context& ctx) : cuda_(ctx.is_cuda()) {
+    if (!cuda_) return;
+    ctx.activate();
+    void* p = nullptr;
+    SOAC_CUDA_CHECK(cudaMallocHost(&p, sizeof(summary) * 2));
+    pinned_ = static_cast<summary*>(p);
+    for (auto& e : events_) SOAC_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~report_slots() {
+    for (auto& e : events_)
+      if (e) cudaEventSynchronize(e), cudaEventDestroy(e);
+    if (pinned_) cudaFreeHost(pinned_);
+  }
+  report_slots(const report_slots&) = delete;
+  report_slots& operator=(const report_slots&) = delete;
+
+  // Queues (cuda) the copy of `from` (the backend's memory) into slot `slot` after the work queued so far.
+  void start(const context& ctx, const summary* from, int slot) {
+    if (!cuda_) {
+      host_[slot] = *from;
+      return;
+    }
+    SOAC_CUDA_CHECK(cudaMemcpyAsync(pinned_ + slot, from, sizeof(summary), cudaMemcpyDeviceToHost, ctx.stream()));
+    SOAC_CUDA_CHECK(cudaEventRecord(events_[slot], ctx.stream()));
+  }
+  summary wait(int slot) {
+    if (!cuda_) return host_[slot];
+    SOAC_CUDA_CHECK(cudaEventSynchronize(events_[slot]));
+    return pinned_[slot];
+  }
+
+ private:
+  bool cuda_;
+  summary* pinned_ = nullptr;
+  cudaEvent_t events_[2] = {nullptr, nullptr};
+  summary host_[2] = {};
+};
+
 // One dataset on one context with one plan: the device state of Lloyd's iterations.
 class kmeans_engine {
  public:
@@ -590,9 +846,13 @@ class kmeans_engine {
     centroids_ = buffer<float>(ctx, kd);
     next_ = buffer<float>(ctx, kd);
     initial_ = buffer<float>(ctx, kd);
-    if (plan_.update == update_kind::rodinia) {
+    if (plan_.update == update_kind::rodinia || columns()) {
+      // The feature-major copy (Rodinia's invert_mapping), made once.
       features_t_ = buffer<float>(ctx, std::size_t(n_ * d_));
       scatter(ctx, n_ * d_, transpose_points{x_.data(), index_split(d_, n_ * d_), n_}, features_t_);
+    }
+    if (columns()) member_ = buffer<std::int32_t>(ctx, std::size_t(n_));
+    if (plan_.update == update_kind::rodinia) {
       membership_dev_ = buffer<std::int32_t>(ctx, std::size_t(n_));
       host_centroids_.resize(kd);
       host_next_.resize(kd);
@@ -604,11 +864,16 @@ class kmeans_engine {
     best_ = buffer<nearest>(ctx, std::size_t(n_));
     previous_ = buffer<nearest>(ctx, std::size_t(n_));
     first_ = buffer<nearest>(ctx, std::size_t(n_));
-    summary_ = buffer<summary>(ctx, 1);
+    summary_ = buffer<summary>(ctx, 2);  // a slot per iteration's parity (see iterate)
+    reports_ = std::make_unique<report_slots>(ctx);
     if (plan_.update != update_kind::rodinia) {
       counts_ = buffer<int>(ctx, std::size_t(k_));
-      if (plan_.update == update_kind::hist && plan_.sums == sums_kind::vec4) sums4_ = buffer<vec<float, vector_width>>(ctx, std::size_t(k_ * blocks()));
-      else sums_ = buffer<float>(ctx, kd);
+      if (plan_.update == update_kind::hist && plan_.sums == sums_kind::batched)
+        parts_ = ctx.is_cuda() ? column_parts(n_, d_, ctx.props().sm_count) : std::min<std::int64_t>(3, n_);  // (host: a few, tested)
+      if (plan_.update == update_kind::hist && plan_.sums == sums_kind::vec4)
+        sums4_ = buffer<vec<float, vector_width>>(ctx, std::size_t(k_ * blocks()));
+      else
+        sums_ = buffer<float>(ctx, kd * std::size_t(parts_));
     }
     if (plan_.update == update_kind::segreduce) {
       keys_ = buffer<std::uint32_t>(ctx, std::size_t(n_));
@@ -644,11 +909,8 @@ class kmeans_engine {
   step_report step(bool advance, bool want_objective) {
     if (plan_.update == update_kind::rodinia) return rodinia_step(advance, want_objective);
     assign();
-    const nearest* before = previous_.data();
-    segreduce(ctx_, 1, n_, summarize_points{best_.data(), before, xnorm_.empty() ? nullptr : xnorm_.data()}, summary_.view(),
-              summary_op{});
-    if (plan_.update == update_kind::hist) update_hist();
-    else update_segreduce();
+    summarize();
+    update();
     step_report rep;
     if (!advance) return rep;
     const summary s = summary_.to_vector()[0];
@@ -666,13 +928,33 @@ class kmeans_engine {
     initialize(cfg.init, cfg.seed);
     copy_within(ctx_, initial_.view(), span<const float>(centroids_.data(), centroids_.size()));
     std::int64_t iterations = 0;
-    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
-      const step_report rep = step(true, bool(progress));
-      if (it == 1) keep_first_membership();
+    const auto report = [&](std::int64_t it, const step_report& rep) {
       iterations = it;
       if (record) record->changed.push_back(rep.changed), record->objectives.push_back(rep.objective);
       if (progress) progress(it, rep);
-      if (double(rep.changed) <= cfg.threshold * double(n_)) break;
+      return double(rep.changed) <= cfg.threshold * double(n_);
+    };
+    if (plan_.update == update_kind::rodinia) {
+      for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+        const step_report rep = step(true, bool(progress));
+        if (it == 1) keep_first_membership();
+        if (report(it, rep)) break;
+      }
+      return iterations;
+    }
+    // Iteration it + 1 is queued before iteration it's report is read, so the device does not
+    // wait for the host between iterations (kdd: 15 us of 126 per iteration did); once iteration
+    // it converged, the one ahead is undone: it wrote only the swapped buffers and scratch.
+    queue_step(1);
+    keep_first_membership();
+    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+      const bool ahead = it < cfg.max_iterations;
+      if (ahead) queue_step(it + 1);
+      const summary s = reports_->wait(int(it % 2));
+      if (report(it, {s.changed, s.objective})) {
+        if (ahead) undo_step();
+        break;
+      }
     }
     return iterations;
   }
@@ -690,6 +972,35 @@ class kmeans_engine {
     out.first_membership = plan_.update == update_kind::rodinia ? host_first_ : indices_of(first_);
     out.objective = final_objective();
     return out;
+  }
+
+  // The parts of step() on their own, for `soac bench kmeans --set parts=1` (each repeats its
+  // part of the iteration that step(false, ...) would run; call after initialize() and a step).
+  void summarize(int slot = 0) {
+    segreduce(ctx_, 1, n_, summarize_points{best_.data(), previous_.data(), xnorm_.empty() ? nullptr : xnorm_.data()},
+              span<summary>(summary_.data() + slot, 1), summary_op{});
+  }
+  void assign() {
+    if (plan_.distances == distance_kind::gemm) {
+      assign_gemm();
+    } else if (columns() && columns_fit(d_, k_)) {
+      assign_columns();
+      return;
+    } else {
+      assign_direct();
+    }
+    if (columns()) scatter(ctx_, n_, membership_of{best_.data()}, member_);  // what the column sums read
+  }
+  void update() {
+    if (plan_.update == update_kind::hist) update_hist();
+    else update_segreduce();
+  }
+  // gemm distances: the SGEMMs alone, and the argmins alone (of the last chunk's distances).
+  void gemm_products() {
+    for (std::int64_t p0 = 0; p0 < n_; p0 += plan_.chunk) negative_dots(p0, std::min(plan_.chunk, n_ - p0));
+  }
+  void gemm_argmins() {
+    for (std::int64_t p0 = 0; p0 < n_; p0 += plan_.chunk) chunk_argmin(p0, std::min(plan_.chunk, n_ - p0));
   }
 
   // The objective of the current centroids and memberships (after iterate()).
@@ -722,12 +1033,24 @@ class kmeans_engine {
     else copy_within(ctx_, first_.view(), span<const nearest>(previous_.data(), previous_.size()));
   }
 
-  // ---- assignment
+  bool columns() const { return plan_.update != update_kind::rodinia && plan_.layout == layout_kind::columns; }
 
-  void assign() {
-    if (plan_.distances == distance_kind::gemm) assign_gemm();
-    else assign_direct();
+  // One iteration queued, its report's copy started in slot it % 2, its results made current.
+  void queue_step(std::int64_t it) {
+    const int slot = int(it % 2);
+    assign();
+    summarize(slot);
+    update();
+    reports_->start(ctx_, summary_.data() + slot, slot);
+    best_.swap(previous_);
+    centroids_.swap(next_);
   }
+  void undo_step() {
+    best_.swap(previous_);
+    centroids_.swap(next_);
+  }
+
+  // ---- assignment
 
   void assign_direct() {
     const float* x = x_.data();
@@ -752,14 +1075,62 @@ class kmeans_engine {
     }
   }
 
+  // The columns kernel (a register per centroid, KMax of them) on the feature-major copy; the
+  // host runs the same rule point by point.
+  void assign_columns() {
+    const float* xt = features_t_.data();
+    const float* c = centroids_.data();
+    nearest* best = best_.data();
+    std::int32_t* member = member_.data();
+    const std::int64_t n = n_, d = d_, k = k_;
+    if (ctx_.is_cuda()) {
+      ctx_.activate();
+      // Slices: enough lanes for four rounds of the resident ones, so the last round's idle lanes
+      // are few (kdd, 494,019 points: 1 slice 33.6 us, the last of 1.8 rounds 83% full).
+      const std::int64_t lanes = 4 * std::int64_t(ctx_.props().sm_count) * ctx_.props().max_threads_per_sm;
+      const int slices = n >= lanes || d < 2 ? 1 : 2 * n >= lanes || d < 4 ? 2 : 4;
+      const std::size_t bytes = std::size_t(d * columns_kmax(k)) * sizeof(float);
+      auto launch = [&](auto kernel, int per_warp) {
+        const int per_sm = detail::resident_blocks(kernel, columns_block, bytes, "assign_columns_kernel");
+        const std::int64_t grid = std::clamp<std::int64_t>(detail::ceil_div(n, std::int64_t(columns_block / 32 * per_warp)), 1,
+                                                           std::int64_t(ctx_.props().sm_count) * per_sm);
+        kernel<<<unsigned(grid), columns_block, bytes, ctx_.stream()>>>(xt, n, d, c, int(k), best, member);
+        SOAC_CHECK_LAUNCH("assign_columns_kernel");
+      };
+      const bool small = columns_kmax(k) == 8;
+      if (slices == 1) small ? launch(assign_columns_kernel<8, 1>, 32) : launch(assign_columns_kernel<columns_max_k, 1>, 32);
+      else if (slices == 2) small ? launch(assign_columns_kernel<8, 2>, 16) : launch(assign_columns_kernel<columns_max_k, 2>, 16);
+      else small ? launch(assign_columns_kernel<8, 4>, 8) : launch(assign_columns_kernel<columns_max_k, 4>, 8);
+      return;
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t p = 0; p < n; ++p) {
+      nearest b = nearest_op::identity();
+      for (std::int64_t j = 0; j < k; ++j) {
+        float acc = 0.f;
+        for (std::int64_t f = 0; f < d; ++f) {
+          const float diff = xt[f * n + p] - c[j * d + f];
+          acc = fmaf(diff, diff, acc);
+        }
+        b = nearest_op{}(b, nearest{acc, std::int32_t(j)});
+      }
+      best[p] = b;
+      member[p] = b.index;
+    }
+  }
+
   void assign_gemm() {
     segreduce(ctx_, k_, d_, row_squared_norm{centroids_.data(), d_}, cnorm_.view(), plus<float>{});
     for (std::int64_t p0 = 0; p0 < n_; p0 += plan_.chunk) {
       const std::int64_t rows = std::min(plan_.chunk, n_ - p0);
       negative_dots(p0, rows);
-      segreduce(ctx_, rows, k_, gemm_nearest{dots_.data(), cnorm_.data(), k_}, span<nearest>(best_.data() + p0, std::size_t(rows)),
-                nearest_op{});
+      chunk_argmin(p0, rows);
     }
+  }
+
+  void chunk_argmin(std::int64_t p0, std::int64_t rows) {
+    segreduce(ctx_, rows, k_, gemm_nearest{dots_.data(), cnorm_.data(), k_}, span<nearest>(best_.data() + p0, std::size_t(rows)),
+              nearest_op{});
   }
 
   // dots[q * k + c] = -2 x_{p0+q} . c_c for the chunk's rows.
@@ -788,22 +1159,51 @@ class kmeans_engine {
 
   void update_hist() {
     fill_zero(ctx_, counts_.view());
-    const std::int64_t total = n_ * d_;
     hist_plan used;
-    if (plan_.sums == sums_kind::flat) {
-      fill_zero(ctx_, sums_.view());
-      used = hist_fused(ctx_, plan_.hist, total, flat_updates{x_.data(), best_.data(), index_split(d_, total)}, counts_.view(),
-                        plus<int>{}, sums_.view(), plus<float>{});
-      finalize(sums_.data(), d_);
-    } else {
-      fill_zero(ctx_, sums4_.view());
-      const std::int64_t elements = n_ * blocks();
-      used = hist_fused(ctx_, plan_.hist, elements,
-                        block_updates<vector_width>{x_.data(), best_.data(), d_, index_split(blocks(), elements)},
-                        counts_.view(), plus<int>{}, sums4_.view(), elementwise<plus<float>, vector_width>{});
-      finalize(sums4_.data(), blocks());
+    std::string what;
+    switch (plan_.sums) {
+      case sums_kind::vec4: {
+        fill_zero(ctx_, sums4_.view());
+        const std::int64_t elements = n_ * blocks();
+        used = hist_fused(ctx_, plan_.hist, elements,
+                          block_updates<vector_width>{x_.data(), best_.data(), d_, index_split(blocks(), elements)},
+                          counts_.view(), plus<int>{}, sums4_.view(), elementwise<plus<float>, vector_width>{});
+        finalize(vector_sums<vector_width>{sums4_.data(), blocks()});
+        update_plan_ = "hist_fused: " + used.describe();
+        return;
+      }
+      case sums_kind::split:
+      case sums_kind::batched: {
+        const hist_plan counted = hist(ctx_, n_, member_counts{best_.data()}, counts_.view(), plus<int>{});
+        fill_zero(ctx_, sums_.view());
+        const std::int64_t total = n_ * d_;
+        if (plan_.sums == sums_kind::batched) {
+          const std::int64_t seg = detail::ceil_div(n_, parts_), hists = d_ * parts_;
+          used = hist_batched(ctx_, plan_.hist, hists, seg,
+                              column_sums{features_t_.data(), member_.data(), n_, parts_, index_split(seg, hists * seg),
+                                          fast_divisor(std::uint32_t(parts_))},
+                              sums_.view(), k_, plus<float>{});
+          finalize(part_sums{sums_.data(), k_, parts_});
+        } else {
+          const layout_sums f = columns() ? layout_sums{features_t_.data(), member_.data(), best_.data(), index_split(n_, total), d_}
+                                          : layout_sums{x_.data(), nullptr, best_.data(), index_split(d_, total), d_};
+          used = hist(ctx_, plan_.hist, total, f, sums_.view(), plus<float>{});
+          finalize(strided_sums{sums_.data(), d_, 1});
+        }
+        update_plan_ = "counts hist: " + counted.describe() + "; sums " +
+                       (plan_.sums == sums_kind::batched ? "hist_batched (" + std::to_string(parts_) + " parts per feature)" : "hist") +
+                       ": " + used.describe();
+        return;
+      }
+      default: {
+        fill_zero(ctx_, sums_.view());
+        const std::int64_t total = n_ * d_;
+        used = hist_fused(ctx_, plan_.hist, total, flat_updates{x_.data(), best_.data(), index_split(d_, total)}, counts_.view(),
+                          plus<int>{}, sums_.view(), plus<float>{});
+        finalize(strided_sums{sums_.data(), d_, 1});
+        update_plan_ = "hist_fused: " + used.describe();
+      }
     }
-    update_plan_ = "hist_fused: " + used.describe();
   }
 
   void update_segreduce() {
@@ -817,15 +1217,14 @@ class kmeans_engine {
     const segreduce_plan summed =
         segreduce(ctx_, k_ * d_, longest, padded_sum{x_.data(), perm_.data(), offsets_.data(), counts_.data(), index_split(d_, k_ * d_)},
                   sums_.view(), plus<float>{});
-    finalize(sums_.data(), d_);
+    finalize(strided_sums{sums_.data(), d_, 1});
     update_plan_ = "radix_sort: " + sorted.describe() + "; counts segreduce: " + counted.describe() + "; sums segreduce (" +
                    std::to_string(k_ * d_) + " segments of " + std::to_string(longest) + "): " + summed.describe();
   }
 
-  template <class S>
-  void finalize(const S* sums, std::int64_t row_stride) {
-    scatter(ctx_, k_ * d_, finalize_centroids<S>{sums, row_stride, counts_.data(), centroids_.data(), index_split(d_, k_ * d_)},
-            next_);
+  template <class Sums>
+  void finalize(Sums sums) {
+    scatter(ctx_, k_ * d_, finalize_centroids<Sums>{sums, counts_.data(), centroids_.data(), index_split(d_, k_ * d_)}, next_);
   }
 
   // ---- Rodinia's iteration: membership on the device, the rest on the host
@@ -914,6 +1313,7 @@ class kmeans_engine {
   buffer<float> x_, centroids_, next_;
   buffer<nearest> best_, previous_, first_;
   buffer<summary> summary_;
+  std::unique_ptr<report_slots> reports_;
   buffer<int> counts_, offsets_;
   buffer<float> sums_;
   buffer<vec<float, vector_width>> sums4_;
@@ -921,10 +1321,11 @@ class kmeans_engine {
   buffer<float> xnorm_, cnorm_, dots_;
   std::optional<blas_handle> blas_;
   buffer<float> initial_;
+  std::int64_t parts_ = 1;  // sums=batched: parts of each feature's points (column_parts)
   std::string update_plan_;
   // rodinia
   buffer<float> features_t_;
-  buffer<std::int32_t> membership_dev_;
+  buffer<std::int32_t> membership_dev_, member_;  // member_: columns layout, the memberships as int32
   std::vector<float> host_centroids_, host_next_, host_sums_;
   std::vector<std::int32_t> host_membership_, host_previous_, host_first_;
   std::vector<int> host_counts_;
@@ -942,6 +1343,7 @@ struct kmeans_spec {
   double spread = 0, threshold = 0.001;
   std::string init = "first";
   bool whole = true;     // bench: also time the whole clustering
+  bool parts = false;    // bench: also time each part of an iteration
   std::string variants;  // bench: variants timed per iteration besides rodinia, hist, segreduce
 };
 
@@ -968,6 +1370,7 @@ kmeans_spec spec_of(const nlohmann::json& params) {
   s.init = string_param(params, "init");
   parse_init(s.init);
   s.whole = int_param(params, "whole", 0, 1) == 1;
+  s.parts = int_param(params, "parts", 0, 1) == 1;
   s.variants = string_param(params, "variants");
   if (s.n * s.d > max_features)
     throw usage_error("kmeans: n x d = " + std::to_string(s.n * s.d) + " features exceed the limit of 2^34");
@@ -1102,7 +1505,7 @@ class kmeans_app final : public app {
     auto p = [](std::int64_t n, std::int64_t d, std::int64_t k, std::int64_t blobs, double spread, int whole) {
       return nlohmann::json{{"n", n},           {"d", d},           {"k", k},         {"blobs", blobs},
                             {"spread", spread}, {"threshold", 0.001}, {"max_iterations", 500}, {"init", "first"},
-                            {"whole", whole},   {"variants", ""}};
+                            {"whole", whole},   {"parts", 0},           {"variants", ""}};
     };
     return {{"rodinia-204800", "Rodinia's 204800.txt shape: 204,800 x 34, k = 5, Gaussian blobs of different sizes",
              p(204'800, 34, 5, 12, 0.25, 1)},
@@ -1116,8 +1519,9 @@ class kmeans_app final : public app {
   }
   std::vector<std::string> variants() const override { return {"hist", "segreduce", "rodinia"}; }
   std::string variant_settings() const override {
-    return "hist and segreduce: distances=auto|direct|gemm, chunk=POINTS (per SGEMM; 0: half of L2), math=fp32|tf32; hist also "
-           "sums=flat|vec4 and the fused histogram's strategy=shared|global and M=N (copies per block). "
+    return "hist and segreduce: distances=auto|direct|gemm, layout=auto|rows|columns (feature-major copy of the points), "
+           "chunk=POINTS (per SGEMM; 0: up to 1 GiB of distances), math=fp32|tf32; hist also sums=auto|flat|vec4|split|batched "
+           "and the hist options (flat and vec4, one hist_fused call: strategy and M; split and batched: any, e.g. private=on). "
            "E.g. hist,distances=gemm,sums=vec4";
   }
   std::vector<std::string> bench_presets() const override { return {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"}; }
@@ -1293,6 +1697,7 @@ class kmeans_app final : public app {
     kmeans_points pts;
     kmeans_config cfg;
     bool whole = true;
+    bool parts = false;
     std::vector<std::string> extra;  // variants timed per iteration beside the three
     nlohmann::json params;
   };
@@ -1310,11 +1715,13 @@ class kmeans_app final : public app {
     return out;
   }
 
-  // The forced shapes timed per iteration by default: the other distance form and vector sums.
+  // The forced shapes timed per iteration by default: the other distance form, and row-major
+  // points with SC20's fused histogram (where the default is feature-major) or vector sums.
   static std::vector<std::string> default_extra(const context& ctx, const kmeans_points& pts, std::int64_t k) {
     kmeans_plan auto_plan;
     resolve_plan(auto_plan, ctx, pts.n, pts.d, k);
-    return {auto_plan.distances == distance_kind::gemm ? "hist,distances=direct" : "hist,distances=gemm", "hist,sums=vec4"};
+    return {auto_plan.distances == distance_kind::gemm ? "hist,distances=direct" : "hist,distances=gemm",
+            auto_plan.layout == layout_kind::columns ? "hist,layout=rows" : "hist,sums=vec4"};
   }
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
@@ -1323,13 +1730,14 @@ class kmeans_app final : public app {
       // Files: Rodinia's defaults unless --set k=..., threshold=..., max_iterations=..., init=...,
       // whole=0|1, variants=...
       nlohmann::json settings = {{"k", "dataset"}, {"threshold", "dataset"}, {"max_iterations", "dataset"}, {"init", "dataset"}, {"seed", 1}};
-      bool whole = true;
+      bool whole = true, parts = false;
       std::string variants;
       for (const auto& [key, value] : r.overrides) {
         if (settings.contains(key)) settings[key] = value;
         else if (key == "whole") whole = value != "0";
+        else if (key == "parts") parts = value != "0";
         else if (key == "variants") variants = value;
-        else throw usage_error("kmeans bench -i: unknown setting '" + key + "' (k, threshold, max_iterations, init, seed, whole, variants)");
+        else throw usage_error("kmeans bench -i: unknown setting '" + key + "' (k, threshold, max_iterations, init, seed, whole, parts, variants)");
       }
       for (const auto& file : r.inputs) {
         bench_input in;
@@ -1337,6 +1745,7 @@ class kmeans_app final : public app {
         in.pts = load_points({file}, r.format).pts;
         in.cfg = config_of(settings, nlohmann::json::object(), in.pts.n);
         in.whole = whole;
+        in.parts = parts;
         in.extra = variants.empty() ? default_extra(ctx, in.pts, in.cfg.k) : split_variants(variants);
         in.params = {{"file", file.string()}, {"n", in.pts.n}, {"d", in.pts.d}, {"k", in.cfg.k}};
         inputs.push_back(std::move(in));
@@ -1350,6 +1759,7 @@ class kmeans_app final : public app {
         in.pts = {s.n, s.d, generate_points(s, r.seed)};
         in.cfg = {s.k, s.threshold, s.max_iterations, parse_init(s.init), 1};
         in.whole = s.whole;
+        in.parts = s.parts;
         in.extra = s.variants.empty() ? default_extra(ctx, in.pts, s.k) : split_variants(s.variants);
         in.params = params;
         inputs.push_back(std::move(in));
@@ -1359,6 +1769,19 @@ class kmeans_app final : public app {
     for (const auto& in : inputs) cases += in.whole ? 2 : 1;
     suite.expect_cases(cases);
     for (const auto& in : inputs) bench_input_cases(ctx, in, suite);
+  }
+
+  // The parts of one iteration of a soac variant, each repeated on its own (the engine holds the
+  // state of a step): where the time goes.
+  static void bench_parts(const std::string& name, kmeans_engine& e, bench::suite& suite) {
+    const std::string at = name + " [";
+    if (e.plan().distances == distance_kind::gemm) {
+      suite.measure(at + "SGEMMs]", bench::role::soac, [&] { e.gemm_products(); });
+      suite.measure(at + "argmins]", bench::role::soac, [&] { e.gemm_argmins(); });
+    }
+    suite.measure(at + "assignment]", bench::role::soac, [&] { e.assign(); });
+    suite.measure(at + "changes and objective]", bench::role::soac, [&] { e.summarize(); });
+    suite.measure(at + "update]", bench::role::soac, [&] { e.update(); });
   }
 
   void bench_input_cases(context& ctx, const bench_input& in, bench::suite& suite) const {
@@ -1376,6 +1799,7 @@ class kmeans_app final : public app {
       e.initialize(in.cfg.init, in.cfg.seed);
       suite.measure(names[v], role_of(names[v]), [&] { e.step(false, false); });
       suite.annotate(e.plan().describe() + (e.update_plan().empty() ? "" : "; " + e.update_plan()));
+      if (in.parts && names[v] != "rodinia") bench_parts(names[v], e, suite);
     }
     if (!in.whole) return;
 

@@ -18,8 +18,8 @@ namespace soac::apps::streaming {
 namespace fs = std::filesystem;
 
 std::vector<setting> pipeline_settings() {
-  return {{"readers", 0, "reader threads (0: half the hardware threads, 1 to 8)"},
-          {"writers", 0, "writer threads (0: half the hardware threads, 1 to 8)"},
+  return {{"readers", 0, "reader threads (0: every hardware thread, at most 16)"},
+          {"writers", 0, "writer threads (0: every hardware thread, at most 16)"},
           {"chunk", 0, "elements per chunk (0: from the measured copy rate and free memory)"},
           {"slots", 3, "ring buffers per array (chunks in flight between two stages)"}};
 }
@@ -67,6 +67,7 @@ void write_generated(const fs::path& path, std::uint64_t bytes,
                      const std::function<void(std::uint64_t, std::span<std::uint8_t>)>& fill, std::string_view prefix) {
   constexpr std::uint64_t block = std::uint64_t{16} << 20;
   detail::stream_output_file out(path);
+  out.map(prefix.size() + bytes);
   if (!prefix.empty()) out.write_at(prefix.data(), prefix.size(), 0);
   const auto blocks = std::int64_t((bytes + block - 1) / block);
   std::exception_ptr error;

@@ -1,6 +1,6 @@
-// The file ends of soac::stream: positioned reads and writes that many threads share (pread and
-// pwrite on one descriptor), errors as soac error types naming the file, and outputs written under
-// a temporary name that only a complete file leaves.
+// The file ends of soac::stream: positioned reads and writes that many threads share (pread on one
+// descriptor; writes through a shared mapping of the output, else pwrite), errors as soac error
+// types naming the file, and outputs written under a temporary name that only a complete file leaves.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,14 @@ class stream_output_file {
   stream_output_file& operator=(const stream_output_file&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  // Sizes the file to `bytes` and maps it, so that write_at copies into the page cache from many
+  // threads at once: pwrite to one file is serialised by the kernel's inode lock (on the H100
+  // machine 1 to 16 writers all wrote one new file at 1.2-3.2 GB/s, on tmpfs and on disk alike).
+  // Where the file cannot be sized or mapped (a file size limit, a file system without mmap, a
+  // kernel before 5.14 without MADV_POPULATE_WRITE) write_at keeps using pwrite, which reports any
+  // error at the byte where it happens.
+  void map(std::uint64_t bytes);
+  bool mapped() const { return map_ != nullptr; }
   // Safe from several threads at once. resource_error when the disk (or a file size limit) is
   // full, input_error for other failures.
   void write_at(const void* src, std::uint64_t bytes, std::uint64_t offset) const;
@@ -47,8 +55,12 @@ class stream_output_file {
   void abandon() noexcept;
 
  private:
+  void unmap() noexcept;
+  [[noreturn]] void write_failed(int err, std::uint64_t at, const char* how) const;
   std::filesystem::path path_, temp_;
   int fd_ = -1;
+  char* map_ = nullptr;
+  std::uint64_t map_bytes_ = 0;
   bool committed_ = false;
 };
 
