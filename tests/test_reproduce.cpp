@@ -252,6 +252,24 @@ TEST_F(ReproduceHostRun, RenamedVariantsLeaveClaimsUncheckedNotCrashed) {
   EXPECT_TRUE(contains(broken["missing"].dump(), "the analysis failed")) << broken.dump(1);
 }
 
+// A real H100 run (`soac bench bfs --json`, commit 993fa3b, the lead's measurement for issue 24):
+// every claim of the BFS table decided on GPU numbers, and the environment as the report shows it.
+TEST(ReproduceH100Run, BfsTableFromARealBenchJson) {
+  std::ifstream in(fs::path(SOAC_TEST_DATA) / "bench-bfs-h100.json");
+  ASSERT_TRUE(in) << SOAC_TEST_DATA;
+  const json bench = json::parse(in);
+  std::map<std::string, json> runs = {{"bfs-report", {{"id", "bfs-report"}, {"status", "ok"}, {"command", {"bench", "bfs"}}, {"bench", bench}}}};
+  const json t = analyze_table(table("report-bfs"), runs, mode::full);
+  EXPECT_EQ(t["status"], "complete");
+  for (const auto& c : t["claims"]) EXPECT_EQ(c["verdict"], "held") << c.dump();
+  EXPECT_TRUE(contains(claim_of(t, "padded BFS is slower than Rodinia's on 1M")["evidence"], "1.93x"));
+  json rep = {{"format", "soac-reproduce"}, {"mode", "full"}, {"environment", bench["environment"]}, {"runs", json::array({runs["bfs-report"]})}};
+  analyze(rep, select_tables({"report-bfs"}));
+  const std::string md = markdown(rep);
+  EXPECT_TRUE(contains(md, "# soac reproduce: the papers' tables and figures on NVIDIA H100 80GB HBM3")) << md.substr(0, 300);
+  EXPECT_TRUE(contains(md, "| HH5K | 52.401 | 18.092 | 48.919 | 0.35x | 5.303 | 0.9504 | 1.097 | 0.05907 | 0.18x |")) << md;
+}
+
 // ---- the GPU-only tables' checkers, on synthetic bench JSON shaped as their benches write it
 // (no GPU here; these numbers exist only to drive the checks both ways and never reach a report).
 
