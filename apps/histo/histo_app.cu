@@ -106,6 +106,68 @@ struct to_bytes {
   }
 };
 
+// ---- window: the bins the iteration's pixels span, found first, histogrammed in shared memory
+
+// The pixels' smallest and largest bin as a two-bin histogram of maxima: bin 0 the largest ~bin,
+// bin 1 the largest bin (hardware atomics; zero is the identity, so the two start from a memset).
+struct pixel_extremes {
+  const u32* image;
+  SOAC_HD bin_values<u32, 2> operator()(std::int64_t i) const {
+    const u32 b = image[i];
+    bin_values<u32, 2> r;
+    r[0] = {0, ~b};
+    r[1] = {1, b};
+    return r;
+  }
+};
+using extreme_op = maximum<u32>;
+SOAC_HD inline u32 range_lo(const u32* range) { return ~range[0]; }
+// Whether every pixel fell in the window [lo, lo + window) (so for no pixels: lo > hi).
+SOAC_HD inline bool range_fits(const u32* range, std::int64_t window) {
+  const u32 lo = ~range[0], hi = range[1];
+  return lo > hi || std::int64_t(hi) - std::int64_t(lo) < window;
+}
+
+// Pixel i adds 1 to bin - lo of the window (bins past the window's end are ignored by hist).
+struct window_pixels {
+  const u32* image;
+  const u32* range;
+  SOAC_HD bin_value<u32> operator()(std::int64_t i) const { return {image[i] - range_lo(range), 1u}; }
+};
+
+// The pixels past the window's end, counted in the whole histogram; none read when all fit.
+struct outside_pixels {
+  const u32* image;
+  const u32* range;
+  std::int64_t window;
+  SOAC_HD bin_value<u32> operator()(std::int64_t i) const {
+    if (range_fits(range, window)) return {-1, 0u};
+    const u32 b = image[i];
+    return {std::int64_t(b) - range_lo(range) >= window ? std::int64_t(b) : -1, 1u};
+  }
+};
+
+// Bin b's 8-bit result: its window count (zeroed for the next iteration) plus, where pixels fell
+// outside the window, its count there (zeroed too); every byte of the result is written.
+template <bool Outside>
+struct window_to_bytes {
+  u32* window_counts;
+  u32* counts;
+  const u32* range;
+  std::int64_t window;
+  SOAC_HD auto operator()(std::int64_t b) const {
+    const std::int64_t k = b - std::int64_t(range_lo(range));
+    const bool in = k >= 0 && k < window;
+    u32 c = in ? window_counts[k] : 0u;
+    const bool outside = Outside && !range_fits(range, window);
+    if (outside) c += counts[b];
+    const write_at byte{b, u8(c > 255 ? 255 : c)};
+    const write_at clear_window{in ? k : std::int64_t{-1}, 0u};
+    if constexpr (Outside) return writes(byte, clear_window, write_at{outside ? b : std::int64_t{-1}, 0u});
+    else return writes(byte, clear_window);
+  }
+};
+
 // The byte atomics CUDA lacks: one thread per pixel, a compare-and-swap loop on the byte's word.
 __global__ void naive_bytes_kernel(std::int64_t n, pixel_bytes f, u32* words) {
   const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -114,18 +176,42 @@ __global__ void naive_bytes_kernel(std::int64_t n, pixel_bytes f, u32* words) {
   detail::atomic_update<atomic_kind::cas, saturating_bytes>(words + u.bin, nullptr, u.value);
 }
 
-const std::vector<std::string> formulations = {"counts", "saturating", "packed", "cub", "naive"};
+const std::vector<std::string> formulations = {"window", "counts", "saturating", "packed", "cub", "naive"};
+
+// The window of the `window` formulation: `passes` chunks of hist's largest shared pass of 32-bit
+// counts (one block per SM with all of its shared memory: 58,112 bins on the H100), at most H.
+std::int64_t window_bins(const device_properties& p, int passes, std::uint64_t H) {
+  const std::size_t per_block = std::min(p.shared_per_sm > hist_tuning::shared_reserved_per_block
+                                             ? p.shared_per_sm - hist_tuning::shared_reserved_per_block
+                                             : 0,
+                                         std::max(p.shared_per_block_optin, p.shared_per_block));
+  // The host backend has no shared memory: its per-thread histograms take the same window.
+  const std::int64_t chunk = per_block >= 4096 ? std::int64_t(per_block / sizeof(u32)) : std::int64_t{58112};
+  return std::int64_t(std::min<std::uint64_t>(H, std::uint64_t(chunk) * std::uint64_t(passes)));
+}
 
 // One formulation's buffers and its iteration: from zero to the 8-bit histogram.
 class histo_iterations : public first_plan {
  public:
-  histo_iterations(context& ctx, const hist_variant& v, span<const u32> image, std::uint64_t bins)
+  // window: the window formulation's bins (0: window_bins with the variant's S, else 2).
+  histo_iterations(context& ctx, const hist_variant& v, span<const u32> image, std::uint64_t bins, std::int64_t window = 0)
       : ctx_(ctx), v_(v), image_(image), bins_(bins) {
     const bool packed = v.name == "packed" || v.name == "naive";
     if ((v.name == "cub" || v.name == "naive") && !ctx.is_cuda())
       throw usage_error("histo: the " + v.name + " baseline needs the cuda backend");
     if (packed) {
       words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));
+    } else if (v.name == "window") {
+      window_ = window > 0 ? std::int64_t(std::min<std::uint64_t>(bins, std::uint64_t(window)))
+                           : window_bins(ctx.props(), v.options.passes > 0 ? v.options.passes : 2, bins);
+      window_counts_ = buffer<u32>(ctx, std::size_t(window_));
+      ctx.fill_zero(window_counts_.data(), window_counts_.size() * sizeof(u32));  // each iteration leaves them zero again
+      if (std::uint64_t(window_) < bins) {
+        counts_ = buffer<u32>(ctx, std::size_t(bins));
+        ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));
+      }
+      bytes_ = buffer<u8>(ctx, std::size_t(bins));
+      range_ = buffer<u32>(ctx, 2);
     } else {
       counts_ = buffer<u32>(ctx, std::size_t(bins));
       bytes_ = buffer<u8>(ctx, std::size_t(bins));
@@ -145,6 +231,19 @@ class histo_iterations : public first_plan {
     if (m == "counts") {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), count_op{}));
       scatter(ctx_, H, to_bytes<true, true>{counts_.data()}, bytes_, counts_);
+    } else if (m == "window") {
+      ctx_.fill_zero(range_.data(), range_.size() * sizeof(u32));
+      hist(ctx_, hist_options{}, n, pixel_extremes{image_.data()}, range_.view(), extreme_op{});
+      const u32* range = range_.data();
+      keep(hist(ctx_, v_.options, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
+      if (counts_.empty()) {
+        scatter(ctx_, H, window_to_bytes<false>{window_counts_.data(), nullptr, range, window_}, bytes_, window_counts_);
+      } else {
+        const hist_options direct = parse_hist_options("strategy=global,M=1,RF=1");
+        hist(ctx_, direct, n, outside_pixels{image_.data(), range, window_}, counts_.view(), count_op{});
+        scatter(ctx_, H, window_to_bytes<true>{window_counts_.data(), counts_.data(), range, window_}, bytes_, window_counts_,
+                counts_);
+      }
     } else if (m == "saturating") {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), saturating_op{}));
       scatter(ctx_, H, to_bytes<true, false>{counts_.data()}, bytes_, counts_);
@@ -181,8 +280,9 @@ class histo_iterations : public first_plan {
   hist_variant v_;
   span<const u32> image_;
   std::uint64_t bins_;
-  buffer<u32> counts_, words_;
+  buffer<u32> counts_, words_, window_counts_, range_;
   buffer<u8> bytes_;
+  std::int64_t window_ = 0;
   buffer<unsigned char> cub_temp_;
   std::size_t cub_bytes_ = 0;
 };
@@ -239,7 +339,8 @@ class histo_app final : public app {
                         "then the image's bin indices"}};
   }
   std::vector<setting> run_settings() const override {
-    return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"}};
+    return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"},
+            {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"}};
   }
 
   void generate(const gen_request& r) const override {
@@ -275,8 +376,9 @@ class histo_app final : public app {
     const auto in = load(r.inputs, r.format);
     const auto v = parse_hist_variant(r.variant, formulations, name());
     const std::int64_t iterations = int_param(r.settings, "iterations", 1, std::int64_t{1} << 40);
+    const std::int64_t window = int_param(r.settings, "window", 0, UINT32_MAX);
     buffer<u32> image(ctx, std::span<const u32>(in.bins));
-    histo_iterations it(ctx, v, image, in.bin_count());
+    histo_iterations it(ctx, v, image, in.bin_count(), window);
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
       for (std::int64_t k = 0; k < iterations; ++k) it.iterate();
     });
@@ -358,8 +460,8 @@ class histo_app final : public app {
     // side, each block folding only the words it changed), counts in shared memory (4 MB: 19
     // passes) and packed updating L2 directly.
     if (chosen.empty())
-      chosen = {"cub", "naive", "counts", "saturating", "packed", "packed,strategy=shared,partition=off,partials=off",
-                "counts,strategy=shared", "packed,strategy=global,M=1"};
+      chosen = {"cub", "naive", "window", "window,S=1", "window,S=3", "counts", "counts,strategy=shared", "saturating", "packed",
+                "packed,strategy=shared,partition=off,partials=off", "packed,strategy=global,M=1"};
     for (const auto& text : chosen) {
       const auto v = parse_hist_variant(text, formulations, name());
       const bool baseline = v.name == "cub" || v.name == "naive";

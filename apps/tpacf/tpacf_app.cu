@@ -65,7 +65,10 @@ constexpr int chunk = 8;
 // Points per set: a job's counters are 32-bit (a DR histogram counts n^2 pairs).
 constexpr std::int64_t max_points = 65535;
 
-const std::vector<std::string> formulations = {"sets", "batched", "parboil"};
+const std::vector<std::string> formulations = {"slices", "sets", "batched", "parboil"};
+// Settings a formulation takes unless its variant text says otherwise.
+const std::map<std::string, std::string> formulation_defaults = {{"slices", "private=on"}};
+hist_variant parse_variant(const std::string& text) { return parse_hist_variant(text, formulations, "tpacf", formulation_defaults); }
 // The bench checks against the sequential reference up to this many pairs (medium: 2.5G).
 constexpr std::int64_t reference_max_pairs = 4'000'000'000;
 
@@ -105,6 +108,11 @@ struct job_pairs {
       j = u64(i) / seg_len;
       e = u64(i) - j * seg_len;
     }
+    return at(j, e);
+  }
+
+  // Element e of job j.
+  SOAC_HD bin_values<u32, chunk> at(u64 j, u64 e) const {
     const float4* set = points + j * s.n;
     const u64 end = j == 0 ? s.tri : u64(s.rect) + s.tri;
     bin_values<u32, chunk> r;
@@ -151,6 +159,37 @@ struct job_pairs {
     return r;
   }
 };
+
+// Every job's elements in one sequence, DD's then each set's (rectangle, triangle), cut by
+// hist_batched into equal slices, one histogram row each: element i is the sequence's element i
+// (past its end, none). Rows of equal work whatever the jobs, so the grid is whole waves of
+// equal blocks, with one launch for every size.
+struct sliced_pairs {
+  job_pairs pairs;
+  u64 total;             // elements in the sequence
+  fast_divisor by_job;   // a set's elements, rect + tri
+  SOAC_HD bin_values<u32, chunk> operator()(std::int64_t i) const {
+    const u64 g = u64(i), dd = pairs.s.tri;
+    if (g >= total) {
+      bin_values<u32, chunk> none;
+      SOAC_UNROLL
+      for (int k = 0; k < chunk; ++k) none[k] = {-1, 0u};
+      return none;
+    }
+    if (g < dd) return pairs.at(0, g);
+    const u64 q = g - dd, per = by_job.divisor();
+    // (Past 2^32 elements, which only the largest inputs reach, a 64-bit division.)
+    const u64 set = q <= UINT32_MAX ? by_job.divide(u32(q)) : q / per;
+    return pairs.at(set + 1, q - set * per);
+  }
+};
+
+// Rows of the slices formulation: eight per SM (whole waves for one or two blocks per SM, each
+// block folding its 66 bins a few times), and enough that a row counts fewer than 2^32 pairs.
+std::int64_t slice_rows(const device_properties& p, u64 elements) {
+  const u64 by_count = elements * chunk / (UINT32_MAX / 2) + 1;
+  return std::int64_t(std::max<u64>(u64(std::max(p.sm_count, 1)) * 8, by_count));
+}
 
 // ---- Parboil's CUDA structure (the baseline)
 
@@ -308,7 +347,9 @@ class pair_counter : public first_plan {
       tables.insert(tables.end(), t.begin(), t.end());
     }
     table_ = buffer<bin_cell>(ctx, std::span<const bin_cell>(tables));
-    rows_ = buffer<u32>(ctx, std::size_t((R + 1) * job_bins));
+    const u64 elements = u64(s_.tri) + u64(R) * (u64(s_.rect) + s_.tri);
+    rows_count_ = v.name == "slices" ? slice_rows(ctx.props(), elements) : R + 1;
+    rows_ = buffer<u32>(ctx, std::size_t(rows_count_ * job_bins));
     sums_ = buffer<u64>(ctx, std::size_t(job_bins));
     if (v.name == "parboil") {
       ctx.activate();  // the symbol of this context's device
@@ -320,7 +361,12 @@ class pair_counter : public first_plan {
   void compute() {
     ctx_.fill_zero(rows_.data(), rows_.size() * sizeof(u32));
     const job_pairs base{points_.data(), table_.data(), s_, by_n_, 0, 0};
-    if (v_.name == "sets") {
+    if (v_.name == "slices") {
+      const u64 elements = u64(s_.tri) + u64(R_) * (u64(s_.rect) + s_.tri);
+      const std::int64_t slice = std::int64_t((elements + u64(rows_count_) - 1) / u64(rows_count_));
+      const sliced_pairs f{base, elements, fast_divisor(s_.rect + s_.tri)};
+      keep(hist_batched(ctx_, v_.options, rows_count_, slice, f, rows_.view(), job_bins, plus<u32>{}));
+    } else if (v_.name == "sets") {
       for (std::int64_t j = 0; j <= R_; ++j) {
         job_pairs f = base;
         f.job = u32(j);
@@ -335,7 +381,7 @@ class pair_counter : public first_plan {
       parboil_kernel<<<unsigned(2 * R_ + 1), parboil_block, 0, ctx_.stream()>>>(points_.data(), int(n_), int(R_), rows_.data());
       SOAC_CHECK_LAUNCH("parboil_kernel");
     }
-    segreduce(ctx_, job_bins, R_ + 1, job_sums{rows_.data()}, sums_.view(), plus<u64>{});
+    segreduce(ctx_, job_bins, rows_count_, job_sums{rows_.data()}, sums_.view(), plus<u64>{});
   }
 
   ref::pair_counts result() const {
@@ -350,7 +396,7 @@ class pair_counter : public first_plan {
  private:
   context& ctx_;
   hist_variant v_;
-  std::int64_t n_, R_;
+  std::int64_t n_, R_, rows_count_ = 0;
   job_shape s_;
   fast_divisor by_n_;
   buffer<float4> points_;
@@ -466,7 +512,7 @@ class tpacf_app final : public app {
     const std::int64_t points = int_param(r.settings, "points", 0, max_points);
     const std::int64_t randoms = int_param(r.settings, "randoms", 0, 10'000);
     const sky s = load(r.inputs, r.format, points, randoms);
-    const auto v = parse_hist_variant(r.variant, formulations, name());
+    const auto v = parse_variant(r.variant);
     pair_counter pc(ctx, v, unit_vectors(s), s.points(), std::int64_t(s.randoms.size()));
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0},
                                        [&] { pc.compute(); });
@@ -530,14 +576,14 @@ class tpacf_app final : public app {
       // Every point read once (the work is the pairs: see the G pairs/s in the notes).
       suite.begin_case(title.str(), {{"points", n}, {"randoms", R}, {"pairs", c.input.pairs()}}, double(vectors.size()) * 16);
       std::vector<std::string> chosen = split_variant_list(c.variants);
-      if (chosen.empty()) chosen = {"parboil", "sets", "batched", "sets,block=512", "sets,ahead=on", "sets,private=on"};
+      if (chosen.empty()) chosen = {"parboil", "slices", "slices,private=off", "sets", "sets,private=on", "batched", "batched,private=on"};
       // Every formulation computes the float dot products of Parboil's sequential program: they
       // must all match its counts, computed here where that takes seconds; else the first's.
       ref::pair_counts expected, exact;
       bool have_expected = c.input.pairs() <= reference_max_pairs;
       if (have_expected) references(vectors, n, expected, exact);
       for (const auto& text : chosen) {
-        const auto v = parse_hist_variant(text, formulations, name());
+        const auto v = parse_variant(text);
         const std::string label = v.name == "parboil" ? "Parboil CUDA (block per histogram)" : "soac " + text;
         unless_ruled_out(label, [&] {
           pair_counter pc(ctx, v, vectors, n, R);
