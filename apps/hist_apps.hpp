@@ -6,7 +6,6 @@
 #pragma once
 
 #include <iostream>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,11 +22,9 @@ struct hist_variant {
   std::string text;      // as given
 };
 
-// `known` lists the formulation names; an empty text is the first. `defaults` gives a formulation
-// settings that its text's own override (e.g. {"slices", "private=on"}). usage_error naming the
-// app for an unknown name or setting.
-inline hist_variant parse_hist_variant(std::string_view text, const std::vector<std::string>& known, std::string_view app,
-                                       const std::map<std::string, std::string>& defaults = {}) {
+// `known` lists the formulation names; an empty text is the first. usage_error naming the app for
+// an unknown name or setting.
+inline hist_variant parse_hist_variant(std::string_view text, const std::vector<std::string>& known, std::string_view app) {
   hist_variant v;
   v.text = text.empty() ? known.front() : std::string(text);
   const std::size_t comma = v.text.find(',');
@@ -39,8 +36,7 @@ inline hist_variant parse_hist_variant(std::string_view text, const std::vector<
     names += (names.empty() ? "" : ", ") + k;
   }
   if (!found) throw usage_error(std::string(app) + ": unknown variant '" + v.name + "' (expected " + names + ")");
-  if (const auto d = defaults.find(v.name); d != defaults.end()) v.options = parse_hist_options(d->second);
-  if (comma != std::string::npos) v.options = parse_hist_options(std::string_view(v.text).substr(comma + 1), v.options);
+  if (comma != std::string::npos) v.options = parse_hist_options(std::string_view(v.text).substr(comma + 1));
   return v;
 }
 

@@ -110,7 +110,7 @@ class Tpacf : public app_test {
 };
 
 TEST_P(Tpacf, EveryVariantMatchesTheFloatReference) {
-  std::vector<std::string> variants = {"slices", "slices,private=off", "sets", "batched", "sets,private=on", "sets,block=512",
+  std::vector<std::string> variants = {"slices", "slices,private=on", "sets", "batched", "sets,private=on", "sets,block=512",
                                        "sets,strategy=global", "batched,private=on"};
   if (GetParam() == backend::cuda) variants.push_back("parboil");
   for (const auto& v : variants) round_trip("tpacf", "tiny", v);

@@ -4,13 +4,19 @@
 // image into 256 x 4096 = 1,048,576 bins, about one pixel per bin on average but concentrated
 // near the centre (about 25,000 bins in use, many saturating).
 //
-// With about as many bins as pixels, sub-histograms cannot pay: each would be folded for about as
-// many bins as it counted, so every formulation updates the destination in L2 (the core's model
-// goes global with M = 1 for all of them). The formulations, all `--variant` names:
-//   counts      (default) 32-bit counts (hist, hardware atomics: one reduction per pixel), then
-//               one pass (soac::scatter) that writes min(count, 255) as the 8-bit result and
-//               clears the counts for the next iteration. Every update adds 1, so min(count, 255)
-//               is what saturating at every step gives.
+// With about as many bins as pixels, sub-histograms of the whole histogram cannot pay: each would
+// be folded for about as many bins as it counted (the core's model goes global with M = 1). But
+// the pixels span few of the bins. The formulations, all `--variant` names:
+//   window      (default) each iteration first finds the pixels' smallest and largest bin (a
+//               two-bin histogram of maxima), then counts [lo, lo + W) in shared memory (hist,
+//               W = two of its largest shared passes: 116,224 bins on the H100; the run setting
+//               `window` sets W), pixels past the window, if any, in the whole histogram (that
+//               pass reads nothing when all fit), and one soac::scatter writes every word of the
+//               8-bit result, four bins a word, zeroing the counts it read for the next iteration.
+//   counts      32-bit counts of the whole histogram (hist: global, hardware atomics, one
+//               reduction into L2 per pixel), then one scatter pass that writes min(count, 255)
+//               and clears the counts. Every update adds 1, so min(count, 255) is what saturating
+//               at every step gives.
 //   saturating  the paper's: the saturating add of 8-bit values on 32-bit bins (CAS), then the
 //               same pass without the clamp.
 //   packed      four saturating 8-bit counters per 32-bit word (bin 4w + k in byte k, a per-byte
@@ -19,9 +25,14 @@
 //   cub, naive  baselines (cuda only): CUB DeviceHistogram::HistogramEven then the clamp; one
 //               thread per pixel with a compare-and-swap on the byte's word (the byte atomics CUDA
 //               does not have).
-// Expected to win: counts. Its update is one fire-and-forget reduction into L2 per pixel; packed
-// and saturating wait for a read and then a compare-and-swap per pixel (more under contention on
-// the saturating bins), and the 4 MB conversion pass that counts pays instead stays in L2.
+// counts spends its time in L2 atomics: on the H100 (ncu, Parboil's shape) its hist took 26.6 us
+// of 31.3 (the million reductions land on ~25K bins, the peaks taking hundreds each), the
+// conversion 3.7. In shared memory the window's pixels cost 13.2 us (S = 2, every block
+// initialising and folding 58K bins); the rest of the window's iteration was first 12.5 us of
+// extremes (one shared copy: every update of a warp on two addresses, which serialise), 3.7 of
+// an outside pass with nothing to do and 4.4 of byte-wise conversion, 34.7 us in all. So the
+// extremes take 32 interleaved copies and four pixels an element, the outside pass 16 pixels an
+// element, the conversion a word an element (these three not yet measured on the H100).
 //
 // Output: the counters (histo.npy, [histogram height, width] uint8) and Parboil's BMP (histo.bmp,
 // byte for byte what Parboil writes for the same input).
@@ -108,19 +119,46 @@ struct to_bytes {
 
 // ---- window: the bins the iteration's pixels span, found first, histogrammed in shared memory
 
+// Four consecutive pixels (p 16-byte aligned): one vector load on the device.
+SOAC_HD inline uint4 load4(const u32* p) {
+#ifdef __CUDA_ARCH__
+  return *reinterpret_cast<const uint4*>(p);
+#else
+  return uint4{p[0], p[1], p[2], p[3]};
+#endif
+}
+
 // The pixels' smallest and largest bin as a two-bin histogram of maxima: bin 0 the largest ~bin,
-// bin 1 the largest bin (hardware atomics; zero is the identity, so the two start from a memset).
+// bin 1 the largest bin (zero is the identity, so the two start from a memset). Element i is
+// pixels [4i, 4i + 4), reduced in registers first. Every update of a warp meets on two bins, and
+// shared atomics to one address serialise: with hist's one copy per block this pass took 12.5 us
+// on the H100 (ncu), so the call asks for 32 interleaved copies (extreme_options: lane l on copy l).
 struct pixel_extremes {
   const u32* image;
+  std::int64_t n;
+  bool vectors;  // image is 16-byte aligned (device buffers are)
   SOAC_HD bin_values<u32, 2> operator()(std::int64_t i) const {
-    const u32 b = image[i];
+    u32 lo = UINT32_MAX, hi = 0;
+    if (vectors && 4 * i + 4 <= n) {
+      const uint4 q = load4(image + 4 * i);
+      lo = std::min(std::min(q.x, q.y), std::min(q.z, q.w));
+      hi = std::max(std::max(q.x, q.y), std::max(q.z, q.w));
+    } else {
+      for (std::int64_t p = 4 * i; p < n; ++p) lo = std::min(lo, image[p]), hi = std::max(hi, image[p]);
+    }
     bin_values<u32, 2> r;
-    r[0] = {0, ~b};
-    r[1] = {1, b};
+    r[0] = {0, ~lo};
+    r[1] = {1, hi};
     return r;
   }
 };
 using extreme_op = maximum<u32>;
+hist_options extreme_options() {
+  hist_options o;
+  o.strategy = hist_strategy::shared;
+  o.multi = 32;
+  return o;
+}
 SOAC_HD inline u32 range_lo(const u32* range) { return ~range[0]; }
 // Whether every pixel fell in the window [lo, lo + window) (so for no pixels: lo > hi).
 SOAC_HD inline bool range_fits(const u32* range, std::int64_t window) {
@@ -135,36 +173,61 @@ struct window_pixels {
   SOAC_HD bin_value<u32> operator()(std::int64_t i) const { return {image[i] - range_lo(range), 1u}; }
 };
 
-// The pixels past the window's end, counted in the whole histogram; none read when all fit.
+// The pixels past the window's end, counted in the whole histogram; when all fit (the common
+// case) an element returns at once, so element i is 16 pixels [16i, 16i + 16) to keep that pass
+// a short one.
+constexpr int outside_pixels_per_element = 16;
 struct outside_pixels {
   const u32* image;
+  std::int64_t n;
   const u32* range;
   std::int64_t window;
-  SOAC_HD bin_value<u32> operator()(std::int64_t i) const {
-    if (range_fits(range, window)) return {-1, 0u};
-    const u32 b = image[i];
-    return {std::int64_t(b) - range_lo(range) >= window ? std::int64_t(b) : -1, 1u};
+  SOAC_HD bin_values<u32, outside_pixels_per_element> operator()(std::int64_t i) const {
+    bin_values<u32, outside_pixels_per_element> r;
+    const bool fits = range_fits(range, window);
+    const std::int64_t lo = range_lo(range), first = outside_pixels_per_element * i;
+    SOAC_UNROLL
+    for (int k = 0; k < outside_pixels_per_element; ++k) {
+      r[k] = {-1, 1u};
+      if (!fits && first + k < n) {
+        const std::int64_t b = image[first + k];
+        if (b - lo >= window) r[k].bin = b;
+      }
+    }
+    return r;
   }
 };
 
-// Bin b's 8-bit result: its window count (zeroed for the next iteration) plus, where pixels fell
-// outside the window, its count there (zeroed too); every byte of the result is written.
+// Word w of the 8-bit result, bins 4w .. 4w + 3 (byte k is bin 4w + k: little-endian, as the
+// result's bytes): each bin's window count plus, where pixels fell outside the window, its count
+// there; both are zeroed for the next iteration by the thread that read them. Every word of the
+// result is written. Destinations: the words, then the window counts four times (one write per
+// bin), then (Outside) the whole histogram's counts four times.
 template <bool Outside>
 struct window_to_bytes {
   u32* window_counts;
   u32* counts;
   const u32* range;
-  std::int64_t window;
-  SOAC_HD auto operator()(std::int64_t b) const {
-    const std::int64_t k = b - std::int64_t(range_lo(range));
-    const bool in = k >= 0 && k < window;
-    u32 c = in ? window_counts[k] : 0u;
+  std::int64_t window, bins;
+  SOAC_HD auto operator()(std::int64_t w) const {
+    const std::int64_t lo = range_lo(range);
     const bool outside = Outside && !range_fits(range, window);
-    if (outside) c += counts[b];
-    const write_at byte{b, u8(c > 255 ? 255 : c)};
-    const write_at clear_window{in ? k : std::int64_t{-1}, 0u};
-    if constexpr (Outside) return writes(byte, clear_window, write_at{outside ? b : std::int64_t{-1}, 0u});
-    else return writes(byte, clear_window);
+    u32 word = 0;
+    std::int64_t in[4], out[4];
+    SOAC_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t b = 4 * w + k, at = b - lo;
+      in[k] = b < bins && at >= 0 && at < window ? at : -1;
+      out[k] = outside && b < bins ? b : -1;
+      u32 c = in[k] >= 0 ? window_counts[in[k]] : 0u;
+      if (out[k] >= 0) c += counts[out[k]];
+      word |= (c > 255 ? 255u : c) << (8 * k);
+    }
+    const auto clear = [](std::int64_t at) { return write_at{at, 0u}; };
+    if constexpr (Outside)
+      return writes(write_at{w, word}, clear(in[0]), clear(in[1]), clear(in[2]), clear(in[3]), clear(out[0]), clear(out[1]),
+                    clear(out[2]), clear(out[3]));
+    else return writes(write_at{w, word}, clear(in[0]), clear(in[1]), clear(in[2]), clear(in[3]));
   }
 };
 
@@ -210,7 +273,7 @@ class histo_iterations : public first_plan {
         counts_ = buffer<u32>(ctx, std::size_t(bins));
         ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));
       }
-      bytes_ = buffer<u8>(ctx, std::size_t(bins));
+      words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));  // the 8-bit result, four bins a word
       range_ = buffer<u32>(ctx, 2);
     } else {
       counts_ = buffer<u32>(ctx, std::size_t(bins));
@@ -233,16 +296,20 @@ class histo_iterations : public first_plan {
       scatter(ctx_, H, to_bytes<true, true>{counts_.data()}, bytes_, counts_);
     } else if (m == "window") {
       ctx_.fill_zero(range_.data(), range_.size() * sizeof(u32));
-      hist(ctx_, hist_options{}, n, pixel_extremes{image_.data()}, range_.view(), extreme_op{});
+      const bool vectors = reinterpret_cast<std::uintptr_t>(image_.data()) % alignof(uint4) == 0;
+      hist(ctx_, extreme_options(), detail::ceil_div(n, std::int64_t{4}), pixel_extremes{image_.data(), n, vectors}, range_.view(),
+           extreme_op{});
       const u32* range = range_.data();
       keep(hist(ctx_, v_.options, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
+      const std::int64_t words = std::int64_t(words_.size());
+      auto& wc = window_counts_;
       if (counts_.empty()) {
-        scatter(ctx_, H, window_to_bytes<false>{window_counts_.data(), nullptr, range, window_}, bytes_, window_counts_);
+        scatter(ctx_, words, window_to_bytes<false>{wc.data(), nullptr, range, window_, H}, words_, wc, wc, wc, wc);
       } else {
-        const hist_options direct = parse_hist_options("strategy=global,M=1,RF=1");
-        hist(ctx_, direct, n, outside_pixels{image_.data(), range, window_}, counts_.view(), count_op{});
-        scatter(ctx_, H, window_to_bytes<true>{window_counts_.data(), counts_.data(), range, window_}, bytes_, window_counts_,
-                counts_);
+        hist(ctx_, parse_hist_options("strategy=global,M=1,RF=1"), detail::ceil_div(n, std::int64_t{outside_pixels_per_element}),
+             outside_pixels{image_.data(), n, range, window_}, counts_.view(), count_op{});
+        scatter(ctx_, words, window_to_bytes<true>{wc.data(), counts_.data(), range, window_, H}, words_, wc, wc, wc, wc,
+                counts_, counts_, counts_, counts_);
       }
     } else if (m == "saturating") {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), saturating_op{}));
