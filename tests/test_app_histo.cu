@@ -116,6 +116,10 @@ TEST_P(Histo, EveryVariantMatchesTheReference) {
                                        "packed,strategy=shared,partition=off,partials=off", "packed,S=3"};
   if (GetParam() == backend::cuda) variants.insert(variants.end(), {"cub", "naive"});
   for (const auto& v : variants) round_trip("histo", "tiny", v, {}, {{"iterations", "3"}});
+  // The window variant: the whole histogram in its window, and windows the pixels overflow (the
+  // rest counted in the whole histogram), each iteration from zero.
+  for (const char* window : {"0", "1", "100", "629"}) round_trip("histo", "tiny", "window", {}, {{"iterations", "3"}, {"window", window}});
+  round_trip("histo", "tiny", "window,strategy=global", {}, {{"iterations", "2"}, {"window", "200"}});
 }
 
 TEST_P(Histo, BaselinesNeedCuda) {

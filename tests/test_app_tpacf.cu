@@ -110,14 +110,15 @@ class Tpacf : public app_test {
 };
 
 TEST_P(Tpacf, EveryVariantMatchesTheFloatReference) {
-  std::vector<std::string> variants = {"sets", "batched", "sets,private=on", "sets,block=512", "sets,strategy=global"};
+  std::vector<std::string> variants = {"slices", "slices,private=on", "sets", "batched", "sets,private=on", "sets,block=512",
+                                       "sets,strategy=global", "batched,private=on"};
   if (GetParam() == backend::cuda) variants.push_back("parboil");
   for (const auto& v : variants) round_trip("tpacf", "tiny", v);
 }
 
 // Sets of every size around the chunk of 8 points (partial chunks, one chunk, a single pair).
 TEST_P(Tpacf, EveryChunkShape) {
-  std::vector<std::string> variants = {"sets", "batched"};
+  std::vector<std::string> variants = {"slices", "sets", "batched"};
   if (GetParam() == backend::cuda) variants.push_back("parboil");
   for (int n : {2, 3, 7, 8, 9, 16, 17, 33})
     for (const auto& v : variants)

@@ -4,13 +4,19 @@
 // image into 256 x 4096 = 1,048,576 bins, about one pixel per bin on average but concentrated
 // near the centre (about 25,000 bins in use, many saturating).
 //
-// With about as many bins as pixels, sub-histograms cannot pay: each would be folded for about as
-// many bins as it counted, so every formulation updates the destination in L2 (the core's model
-// goes global with M = 1 for all of them). The formulations, all `--variant` names:
-//   counts      (default) 32-bit counts (hist, hardware atomics: one reduction per pixel), then
-//               one pass (soac::scatter) that writes min(count, 255) as the 8-bit result and
-//               clears the counts for the next iteration. Every update adds 1, so min(count, 255)
-//               is what saturating at every step gives.
+// With about as many bins as pixels, sub-histograms of the whole histogram cannot pay: each would
+// be folded for about as many bins as it counted (the core's model goes global with M = 1). But
+// the pixels span few of the bins. The formulations, all `--variant` names:
+//   window      (default) each iteration first finds the pixels' smallest and largest bin (a
+//               two-bin histogram of maxima), then counts [lo, lo + W) in shared memory (hist,
+//               W = two of its largest shared passes: 116,224 bins on the H100; the run setting
+//               `window` sets W), pixels past the window, if any, in the whole histogram (that
+//               pass reads nothing when all fit), and one soac::scatter writes every word of the
+//               8-bit result, four bins a word, zeroing the counts it read for the next iteration.
+//   counts      32-bit counts of the whole histogram (hist: global, hardware atomics, one
+//               reduction into L2 per pixel), then one scatter pass that writes min(count, 255)
+//               and clears the counts. Every update adds 1, so min(count, 255) is what saturating
+//               at every step gives.
 //   saturating  the paper's: the saturating add of 8-bit values on 32-bit bins (CAS), then the
 //               same pass without the clamp.
 //   packed      four saturating 8-bit counters per 32-bit word (bin 4w + k in byte k, a per-byte
@@ -19,9 +25,14 @@
 //   cub, naive  baselines (cuda only): CUB DeviceHistogram::HistogramEven then the clamp; one
 //               thread per pixel with a compare-and-swap on the byte's word (the byte atomics CUDA
 //               does not have).
-// Expected to win: counts. Its update is one fire-and-forget reduction into L2 per pixel; packed
-// and saturating wait for a read and then a compare-and-swap per pixel (more under contention on
-// the saturating bins), and the 4 MB conversion pass that counts pays instead stays in L2.
+// counts spends its time in L2 atomics: on the H100 (ncu, Parboil's shape) its hist took 26.6 us
+// of 31.3 (the million reductions land on ~25K bins, the peaks taking hundreds each), the
+// conversion 3.7. In shared memory the window's pixels cost 13.2 us (S = 2, every block
+// initialising and folding 58K bins); the rest of the window's iteration was first 12.5 us of
+// extremes (one shared copy: every update of a warp on two addresses, which serialise), 3.7 of
+// an outside pass with nothing to do and 4.4 of byte-wise conversion, 34.7 us in all. So the
+// extremes take 32 interleaved copies and four pixels an element, the outside pass 16 pixels an
+// element, the conversion a word an element (these three not yet measured on the H100).
 //
 // Output: the counters (histo.npy, [histogram height, width] uint8) and Parboil's BMP (histo.bmp,
 // byte for byte what Parboil writes for the same input).
@@ -106,6 +117,120 @@ struct to_bytes {
   }
 };
 
+// ---- window: the bins the iteration's pixels span, found first, histogrammed in shared memory
+
+// Four consecutive pixels (p 16-byte aligned): one vector load on the device.
+SOAC_HD inline uint4 load4(const u32* p) {
+#ifdef __CUDA_ARCH__
+  return *reinterpret_cast<const uint4*>(p);
+#else
+  return uint4{p[0], p[1], p[2], p[3]};
+#endif
+}
+
+// The pixels' smallest and largest bin as a two-bin histogram of maxima: bin 0 the largest ~bin,
+// bin 1 the largest bin (zero is the identity, so the two start from a memset). Element i is
+// pixels [4i, 4i + 4), reduced in registers first. Every update of a warp meets on two bins, and
+// shared atomics to one address serialise: with hist's one copy per block this pass took 12.5 us
+// on the H100 (ncu), so the call asks for 32 interleaved copies (extreme_options: lane l on copy l).
+struct pixel_extremes {
+  const u32* image;
+  std::int64_t n;
+  bool vectors;  // image is 16-byte aligned (device buffers are)
+  SOAC_HD bin_values<u32, 2> operator()(std::int64_t i) const {
+    u32 lo = UINT32_MAX, hi = 0;
+    if (vectors && 4 * i + 4 <= n) {
+      const uint4 q = load4(image + 4 * i);
+      lo = std::min(std::min(q.x, q.y), std::min(q.z, q.w));
+      hi = std::max(std::max(q.x, q.y), std::max(q.z, q.w));
+    } else {
+      for (std::int64_t p = 4 * i; p < n; ++p) lo = std::min(lo, image[p]), hi = std::max(hi, image[p]);
+    }
+    bin_values<u32, 2> r;
+    r[0] = {0, ~lo};
+    r[1] = {1, hi};
+    return r;
+  }
+};
+using extreme_op = maximum<u32>;
+hist_options extreme_options() {
+  hist_options o;
+  o.strategy = hist_strategy::shared;
+  o.multi = 32;
+  return o;
+}
+SOAC_HD inline u32 range_lo(const u32* range) { return ~range[0]; }
+// Whether every pixel fell in the window [lo, lo + window) (so for no pixels: lo > hi).
+SOAC_HD inline bool range_fits(const u32* range, std::int64_t window) {
+  const u32 lo = ~range[0], hi = range[1];
+  return lo > hi || std::int64_t(hi) - std::int64_t(lo) < window;
+}
+
+// Pixel i adds 1 to bin - lo of the window (bins past the window's end are ignored by hist).
+struct window_pixels {
+  const u32* image;
+  const u32* range;
+  SOAC_HD bin_value<u32> operator()(std::int64_t i) const { return {image[i] - range_lo(range), 1u}; }
+};
+
+// The pixels past the window's end, counted in the whole histogram; when all fit (the common
+// case) an element returns at once, so element i is 16 pixels [16i, 16i + 16) to keep that pass
+// a short one.
+constexpr int outside_pixels_per_element = 16;
+struct outside_pixels {
+  const u32* image;
+  std::int64_t n;
+  const u32* range;
+  std::int64_t window;
+  SOAC_HD bin_values<u32, outside_pixels_per_element> operator()(std::int64_t i) const {
+    bin_values<u32, outside_pixels_per_element> r;
+    const bool fits = range_fits(range, window);
+    const std::int64_t lo = range_lo(range), first = outside_pixels_per_element * i;
+    SOAC_UNROLL
+    for (int k = 0; k < outside_pixels_per_element; ++k) {
+      r[k] = {-1, 1u};
+      if (!fits && first + k < n) {
+        const std::int64_t b = image[first + k];
+        if (b - lo >= window) r[k].bin = b;
+      }
+    }
+    return r;
+  }
+};
+
+// Word w of the 8-bit result, bins 4w .. 4w + 3 (byte k is bin 4w + k: little-endian, as the
+// result's bytes): each bin's window count plus, where pixels fell outside the window, its count
+// there; both are zeroed for the next iteration by the thread that read them. Every word of the
+// result is written. Destinations: the words, then the window counts four times (one write per
+// bin), then (Outside) the whole histogram's counts four times.
+template <bool Outside>
+struct window_to_bytes {
+  u32* window_counts;
+  u32* counts;
+  const u32* range;
+  std::int64_t window, bins;
+  SOAC_HD auto operator()(std::int64_t w) const {
+    const std::int64_t lo = range_lo(range);
+    const bool outside = Outside && !range_fits(range, window);
+    u32 word = 0;
+    std::int64_t in[4], out[4];
+    SOAC_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t b = 4 * w + k, at = b - lo;
+      in[k] = b < bins && at >= 0 && at < window ? at : -1;
+      out[k] = outside && b < bins ? b : -1;
+      u32 c = in[k] >= 0 ? window_counts[in[k]] : 0u;
+      if (out[k] >= 0) c += counts[out[k]];
+      word |= (c > 255 ? 255u : c) << (8 * k);
+    }
+    const auto clear = [](std::int64_t at) { return write_at{at, 0u}; };
+    if constexpr (Outside)
+      return writes(write_at{w, word}, clear(in[0]), clear(in[1]), clear(in[2]), clear(in[3]), clear(out[0]), clear(out[1]),
+                    clear(out[2]), clear(out[3]));
+    else return writes(write_at{w, word}, clear(in[0]), clear(in[1]), clear(in[2]), clear(in[3]));
+  }
+};
+
 // The byte atomics CUDA lacks: one thread per pixel, a compare-and-swap loop on the byte's word.
 __global__ void naive_bytes_kernel(std::int64_t n, pixel_bytes f, u32* words) {
   const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -114,18 +239,42 @@ __global__ void naive_bytes_kernel(std::int64_t n, pixel_bytes f, u32* words) {
   detail::atomic_update<atomic_kind::cas, saturating_bytes>(words + u.bin, nullptr, u.value);
 }
 
-const std::vector<std::string> formulations = {"counts", "saturating", "packed", "cub", "naive"};
+const std::vector<std::string> formulations = {"window", "counts", "saturating", "packed", "cub", "naive"};
+
+// The window of the `window` formulation: `passes` chunks of hist's largest shared pass of 32-bit
+// counts (one block per SM with all of its shared memory: 58,112 bins on the H100), at most H.
+std::int64_t window_bins(const device_properties& p, int passes, std::uint64_t H) {
+  const std::size_t per_block = std::min(p.shared_per_sm > hist_tuning::shared_reserved_per_block
+                                             ? p.shared_per_sm - hist_tuning::shared_reserved_per_block
+                                             : 0,
+                                         std::max(p.shared_per_block_optin, p.shared_per_block));
+  // The host backend has no shared memory: its per-thread histograms take the same window.
+  const std::int64_t chunk = per_block >= 4096 ? std::int64_t(per_block / sizeof(u32)) : std::int64_t{58112};
+  return std::int64_t(std::min<std::uint64_t>(H, std::uint64_t(chunk) * std::uint64_t(passes)));
+}
 
 // One formulation's buffers and its iteration: from zero to the 8-bit histogram.
 class histo_iterations : public first_plan {
  public:
-  histo_iterations(context& ctx, const hist_variant& v, span<const u32> image, std::uint64_t bins)
+  // window: the window formulation's bins (0: window_bins with the variant's S, else 2).
+  histo_iterations(context& ctx, const hist_variant& v, span<const u32> image, std::uint64_t bins, std::int64_t window = 0)
       : ctx_(ctx), v_(v), image_(image), bins_(bins) {
     const bool packed = v.name == "packed" || v.name == "naive";
     if ((v.name == "cub" || v.name == "naive") && !ctx.is_cuda())
       throw usage_error("histo: the " + v.name + " baseline needs the cuda backend");
     if (packed) {
       words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));
+    } else if (v.name == "window") {
+      window_ = window > 0 ? std::int64_t(std::min<std::uint64_t>(bins, std::uint64_t(window)))
+                           : window_bins(ctx.props(), v.options.passes > 0 ? v.options.passes : 2, bins);
+      window_counts_ = buffer<u32>(ctx, std::size_t(window_));
+      ctx.fill_zero(window_counts_.data(), window_counts_.size() * sizeof(u32));  // each iteration leaves them zero again
+      if (std::uint64_t(window_) < bins) {
+        counts_ = buffer<u32>(ctx, std::size_t(bins));
+        ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));
+      }
+      words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));  // the 8-bit result, four bins a word
+      range_ = buffer<u32>(ctx, 2);
     } else {
       counts_ = buffer<u32>(ctx, std::size_t(bins));
       bytes_ = buffer<u8>(ctx, std::size_t(bins));
@@ -145,6 +294,23 @@ class histo_iterations : public first_plan {
     if (m == "counts") {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), count_op{}));
       scatter(ctx_, H, to_bytes<true, true>{counts_.data()}, bytes_, counts_);
+    } else if (m == "window") {
+      ctx_.fill_zero(range_.data(), range_.size() * sizeof(u32));
+      const bool vectors = reinterpret_cast<std::uintptr_t>(image_.data()) % alignof(uint4) == 0;
+      hist(ctx_, extreme_options(), detail::ceil_div(n, std::int64_t{4}), pixel_extremes{image_.data(), n, vectors}, range_.view(),
+           extreme_op{});
+      const u32* range = range_.data();
+      keep(hist(ctx_, v_.options, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
+      const std::int64_t words = std::int64_t(words_.size());
+      auto& wc = window_counts_;
+      if (counts_.empty()) {
+        scatter(ctx_, words, window_to_bytes<false>{wc.data(), nullptr, range, window_, H}, words_, wc, wc, wc, wc);
+      } else {
+        hist(ctx_, parse_hist_options("strategy=global,M=1,RF=1"), detail::ceil_div(n, std::int64_t{outside_pixels_per_element}),
+             outside_pixels{image_.data(), n, range, window_}, counts_.view(), count_op{});
+        scatter(ctx_, words, window_to_bytes<true>{wc.data(), counts_.data(), range, window_, H}, words_, wc, wc, wc, wc,
+                counts_, counts_, counts_, counts_);
+      }
     } else if (m == "saturating") {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), saturating_op{}));
       scatter(ctx_, H, to_bytes<true, false>{counts_.data()}, bytes_, counts_);
@@ -181,8 +347,9 @@ class histo_iterations : public first_plan {
   hist_variant v_;
   span<const u32> image_;
   std::uint64_t bins_;
-  buffer<u32> counts_, words_;
+  buffer<u32> counts_, words_, window_counts_, range_;
   buffer<u8> bytes_;
+  std::int64_t window_ = 0;
   buffer<unsigned char> cub_temp_;
   std::size_t cub_bytes_ = 0;
 };
@@ -239,7 +406,8 @@ class histo_app final : public app {
                         "then the image's bin indices"}};
   }
   std::vector<setting> run_settings() const override {
-    return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"}};
+    return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"},
+            {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"}};
   }
 
   void generate(const gen_request& r) const override {
@@ -275,8 +443,9 @@ class histo_app final : public app {
     const auto in = load(r.inputs, r.format);
     const auto v = parse_hist_variant(r.variant, formulations, name());
     const std::int64_t iterations = int_param(r.settings, "iterations", 1, std::int64_t{1} << 40);
+    const std::int64_t window = int_param(r.settings, "window", 0, UINT32_MAX);
     buffer<u32> image(ctx, std::span<const u32>(in.bins));
-    histo_iterations it(ctx, v, image, in.bin_count());
+    histo_iterations it(ctx, v, image, in.bin_count(), window);
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
       for (std::int64_t k = 0; k < iterations; ++k) it.iterate();
     });
@@ -358,8 +527,8 @@ class histo_app final : public app {
     // side, each block folding only the words it changed), counts in shared memory (4 MB: 19
     // passes) and packed updating L2 directly.
     if (chosen.empty())
-      chosen = {"cub", "naive", "counts", "saturating", "packed", "packed,strategy=shared,partition=off,partials=off",
-                "counts,strategy=shared", "packed,strategy=global,M=1"};
+      chosen = {"cub", "naive", "window", "window,S=1", "window,S=3", "counts", "counts,strategy=shared", "saturating", "packed",
+                "packed,strategy=shared,partition=off,partials=off", "packed,strategy=global,M=1"};
     for (const auto& text : chosen) {
       const auto v = parse_hist_variant(text, formulations, name());
       const bool baseline = v.name == "cub" || v.name == "naive";

@@ -8,12 +8,15 @@
 // On soac::hist: an element is one point a and a chunk of `chunk` consecutive points b of the
 // same set (bin_values, one update per pair), so a warp's 32 lanes take 32 points a and the same
 // chunk: the chunk's loads are one broadcast per warp, and the points a one coalesced load per
-// element. A job is one hist call: DD (the data's triangle of pairs), or for random set r the DR
-// rectangle and the RR triangle together, into one 66-bin histogram (DD | DR | RR, 22 each) per
-// job in 32-bit counters (a job has fewer than 2^32 pairs: n <= 65,535); soac::segreduce sums the
-// jobs' histograms into 64-bit counts. Variants (`--variant`):
-//   sets     (default) one hist call per job; the model gives each block one shared copy of the
-//            66 bins (hardware atomics, one predicated reduction per pair).
+// element. A job is DD (the data's triangle of pairs), or for random set r the DR rectangle and
+// the RR triangle together, counted into 66-bin histograms (DD | DR | RR, 22 each) of 32-bit
+// counters (a job has fewer than 2^32 pairs: n <= 65,535); soac::segreduce sums the histograms'
+// rows into 64-bit counts. Variants (`--variant`):
+//   slices   (default) every job's elements in one sequence, cut into equal slices, one row each,
+//            in one hist_batched call (rows: a multiple of two per SM, so whole waves of equal
+//            blocks at every size; see slice_rows); the model's shape per row (438 shared copies
+//            of the 66 bins, hardware atomics, two blocks per SM).
+//   sets     one hist call per job (the model: one shared copy of the 66 bins per block).
 //   batched  all jobs in one hist_batched call (SC20 IV-C: K blocks per histogram, K = (T / B) /
 //            Nout), every job's elements padded to the largest job's.
 //   parboil  baseline, Parboil's CUDA structure (cuda only): one 256-thread block per histogram
@@ -21,6 +24,12 @@
 //            in constant memory, per-warp sub-histograms in shared memory (updated with shared
 //            atomics: Parboil's tagged-retry update relies on warp-synchronous execution, which
 //            GPUs since Volta do not guarantee).
+// Measured on the H100 (ms, small / medium / large; slices with 1,056 rows at every size and a
+// 64-bit decode): slices 0.119 / 4.39 / 28.19, slices,private=on 0.137 / 4.70 / 30.01, sets 0.816
+// / 7.12 / 43.05, sets,private=on 1.11 / 5.56 / 28.90, batched 0.104 / 5.55 / 35.90,
+// batched,private=on 0.112 / 5.90 / 38.17; parboil 0.450 / 29.38 / 190.42. sets pays a launch and
+// a tail per job (101 of them), batched's 101 histograms leave a part of a wave idle. ncu
+// (medium): 47 instructions per pair, issue slots 76% busy: tpacf is instruction-bound.
 // Every formulation computes a pair's dot product as Parboil's sequential program does (each
 // product and sum rounded to float, no fused multiply-add), so all match its float reference
 // exactly (validate/tpacf.hpp).
@@ -65,14 +74,17 @@ constexpr int chunk = 8;
 // Points per set: a job's counters are 32-bit (a DR histogram counts n^2 pairs).
 constexpr std::int64_t max_points = 65535;
 
-const std::vector<std::string> formulations = {"sets", "batched", "parboil"};
+const std::vector<std::string> formulations = {"slices", "sets", "batched", "parboil"};
+// Settings a formulation takes unless its variant text says otherwise.
+hist_variant parse_variant(const std::string& text) { return parse_hist_variant(text, formulations, "tpacf"); }
 // The bench checks against the sequential reference up to this many pairs (medium: 2.5G).
 constexpr std::int64_t reference_max_pairs = 4'000'000'000;
 
 // ---- the pairs of a job as hist elements
 
-// Rows of chunk c of a triangle over n points: the points a < the chunk's last point.
-SOAC_HD inline u64 triangle_start(u64 c) { return u64(chunk) * c * (c + 1) / 2 - c; }  // rows of chunks before c
+// Rows of chunk c of a triangle over n points: the points a < the chunk's last point. 32-bit:
+// below 2^29 for the 8,192 chunks of max_points.
+SOAC_HD inline u32 triangle_start(u32 c) { return u32(chunk) * c * (c + 1) / 2 - c; }  // rows of chunks before c
 
 struct job_shape {
   u32 n = 0, chunks = 0;
@@ -105,8 +117,14 @@ struct job_pairs {
       j = u64(i) / seg_len;
       e = u64(i) - j * seg_len;
     }
-    const float4* set = points + j * s.n;
-    const u64 end = j == 0 ? s.tri : u64(s.rect) + s.tri;
+    return at(u32(j), u32(e));
+  }
+
+  // Element e of job j. 32-bit arithmetic (a job has fewer than 2^32 elements: 805M at
+  // max_points): these decodes are a fifth of tpacf's instructions (ncu, medium: 47 per pair).
+  SOAC_HD bin_values<u32, chunk> at(u32 j, u32 e) const {
+    const float4* set = points + std::size_t(j) * s.n;
+    const u32 end = j == 0 ? s.tri : s.rect + s.tri;
     bin_values<u32, chunk> r;
     if (e >= end) {
       SOAC_UNROLL
@@ -118,19 +136,19 @@ struct job_pairs {
     const float4* firsts = set;
     int kind = j == 0 ? dd_kind : rr_kind;
     if (j > 0 && e < s.rect) {
-      c = by_n.divide(u32(e));
-      a = u32(e) - c * s.n;
+      c = by_n.divide(e);
+      a = e - c * s.n;
       firsts = points;
       kind = dr_kind;
     } else {
-      const u64 t = j > 0 ? e - s.rect : e;
+      const u32 t = j > 0 ? e - s.rect : e;
       // The chunk whose rows hold t: the root of triangle_start(c) = t in float (t < 2^32, so
       // within a step of the answer), then exact by integers.
       constexpr float h = chunk / 2.0f - 1;
       c = u32((sqrtf(h * h + 2.0f * chunk * float(t)) - h) / chunk);
       while (c + 1 < s.chunks && triangle_start(c + 1) <= t) ++c;
       while (c > 0 && triangle_start(c) > t) --c;
-      a = u32(t - triangle_start(c));
+      a = t - triangle_start(c);
       lo = a + 1;
     }
     const float4 p = firsts[a];
@@ -151,6 +169,44 @@ struct job_pairs {
     return r;
   }
 };
+
+// Every job's elements in one sequence, DD's then each set's (rectangle, triangle), cut by
+// hist_batched into equal slices, one histogram row each: element i is the sequence's element i
+// (past its end, none). Rows of equal work whatever the jobs, so the grid is whole waves of
+// equal blocks, with one launch for every size.
+struct sliced_pairs {
+  job_pairs pairs;
+  u64 total;             // elements in the sequence
+  fast_divisor by_job;   // a set's elements, rect + tri
+  SOAC_HD bin_values<u32, chunk> operator()(std::int64_t i) const {
+    const u64 g = u64(i), dd = pairs.s.tri;
+    if (g >= total) {
+      bin_values<u32, chunk> none;
+      SOAC_UNROLL
+      for (int k = 0; k < chunk; ++k) none[k] = {-1, 0u};
+      return none;
+    }
+    if (g < dd) return pairs.at(0, u32(g));
+    const u64 q = g - dd, per = by_job.divisor();
+    // (Past 2^32 elements, which only the largest inputs reach, a 64-bit division.)
+    const u64 set = q <= UINT32_MAX ? by_job.divide(u32(q)) : q / per;
+    return pairs.at(u32(set + 1), u32(q - set * per));
+  }
+};
+
+// Rows of the slices formulation: a multiple of two per SM (whole waves of blocks, one or two
+// per SM), about slice_elements_per_row elements each (16 per thread of a 1024-thread block), at
+// most eight per SM, and enough that a row counts fewer than 2^32 pairs. Measured on the H100
+// with eight rows per SM (1,056) for every size: small (4.5M elements) took 0.119 ms against
+// 0.104 for `batched`'s 202 blocks of 22K elements, each of the 1,056 blocks initialising and
+// folding its copies for ~4K elements.
+constexpr u64 slice_elements_per_row = 1024 * 16;
+std::int64_t slice_rows(const device_properties& p, u64 elements) {
+  const u64 wave = 2 * u64(std::max(p.sm_count, 1));
+  const u64 waves = std::clamp<u64>((elements + wave * slice_elements_per_row / 2) / (wave * slice_elements_per_row), 1, 4);
+  const u64 by_count = elements * chunk / (UINT32_MAX / 2) + 1;
+  return std::int64_t(std::max(wave * waves, by_count));
+}
 
 // ---- Parboil's CUDA structure (the baseline)
 
@@ -308,7 +364,9 @@ class pair_counter : public first_plan {
       tables.insert(tables.end(), t.begin(), t.end());
     }
     table_ = buffer<bin_cell>(ctx, std::span<const bin_cell>(tables));
-    rows_ = buffer<u32>(ctx, std::size_t((R + 1) * job_bins));
+    const u64 elements = u64(s_.tri) + u64(R) * (u64(s_.rect) + s_.tri);
+    rows_count_ = v.name == "slices" ? slice_rows(ctx.props(), elements) : R + 1;
+    rows_ = buffer<u32>(ctx, std::size_t(rows_count_ * job_bins));
     sums_ = buffer<u64>(ctx, std::size_t(job_bins));
     if (v.name == "parboil") {
       ctx.activate();  // the symbol of this context's device
@@ -320,7 +378,12 @@ class pair_counter : public first_plan {
   void compute() {
     ctx_.fill_zero(rows_.data(), rows_.size() * sizeof(u32));
     const job_pairs base{points_.data(), table_.data(), s_, by_n_, 0, 0};
-    if (v_.name == "sets") {
+    if (v_.name == "slices") {
+      const u64 elements = u64(s_.tri) + u64(R_) * (u64(s_.rect) + s_.tri);
+      const std::int64_t slice = std::int64_t((elements + u64(rows_count_) - 1) / u64(rows_count_));
+      const sliced_pairs f{base, elements, fast_divisor(s_.rect + s_.tri)};
+      keep(hist_batched(ctx_, v_.options, rows_count_, slice, f, rows_.view(), job_bins, plus<u32>{}));
+    } else if (v_.name == "sets") {
       for (std::int64_t j = 0; j <= R_; ++j) {
         job_pairs f = base;
         f.job = u32(j);
@@ -335,7 +398,7 @@ class pair_counter : public first_plan {
       parboil_kernel<<<unsigned(2 * R_ + 1), parboil_block, 0, ctx_.stream()>>>(points_.data(), int(n_), int(R_), rows_.data());
       SOAC_CHECK_LAUNCH("parboil_kernel");
     }
-    segreduce(ctx_, job_bins, R_ + 1, job_sums{rows_.data()}, sums_.view(), plus<u64>{});
+    segreduce(ctx_, job_bins, rows_count_, job_sums{rows_.data()}, sums_.view(), plus<u64>{});
   }
 
   ref::pair_counts result() const {
@@ -350,7 +413,7 @@ class pair_counter : public first_plan {
  private:
   context& ctx_;
   hist_variant v_;
-  std::int64_t n_, R_;
+  std::int64_t n_, R_, rows_count_ = 0;
   job_shape s_;
   fast_divisor by_n_;
   buffer<float4> points_;
@@ -466,7 +529,7 @@ class tpacf_app final : public app {
     const std::int64_t points = int_param(r.settings, "points", 0, max_points);
     const std::int64_t randoms = int_param(r.settings, "randoms", 0, 10'000);
     const sky s = load(r.inputs, r.format, points, randoms);
-    const auto v = parse_hist_variant(r.variant, formulations, name());
+    const auto v = parse_variant(r.variant);
     pair_counter pc(ctx, v, unit_vectors(s), s.points(), std::int64_t(s.randoms.size()));
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0},
                                        [&] { pc.compute(); });
@@ -530,14 +593,14 @@ class tpacf_app final : public app {
       // Every point read once (the work is the pairs: see the G pairs/s in the notes).
       suite.begin_case(title.str(), {{"points", n}, {"randoms", R}, {"pairs", c.input.pairs()}}, double(vectors.size()) * 16);
       std::vector<std::string> chosen = split_variant_list(c.variants);
-      if (chosen.empty()) chosen = {"parboil", "sets", "batched", "sets,block=512", "sets,ahead=on", "sets,private=on"};
+      if (chosen.empty()) chosen = {"parboil", "slices", "slices,private=on", "sets", "sets,private=on", "batched"};
       // Every formulation computes the float dot products of Parboil's sequential program: they
       // must all match its counts, computed here where that takes seconds; else the first's.
       ref::pair_counts expected, exact;
       bool have_expected = c.input.pairs() <= reference_max_pairs;
       if (have_expected) references(vectors, n, expected, exact);
       for (const auto& text : chosen) {
-        const auto v = parse_hist_variant(text, formulations, name());
+        const auto v = parse_variant(text);
         const std::string label = v.name == "parboil" ? "Parboil CUDA (block per histogram)" : "soac " + text;
         unless_ruled_out(label, [&] {
           pair_counter pc(ctx, v, vectors, n, R);
