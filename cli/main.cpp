@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -307,6 +308,21 @@ void write_text(const std::filesystem::path& file, const std::string& text) {
   if (!out.flush()) throw input_error(file.string() + ": cannot write");
 }
 
+nlohmann::json read_reproduction(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw input_error(file.string() + ": cannot open");
+  nlohmann::json rep;
+  try {
+    rep = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw input_error(file.string() + ": not JSON: " + e.what());
+  }
+  if (rep.value("format", "") != "soac-reproduce" || !rep.contains("runs") || !rep["runs"].is_array())
+    throw input_error(file.string() + ": not a soac reproduce result");
+  if (!rep.contains("tables")) rep["tables"] = nlohmann::json::array();
+  return rep;
+}
+
 // Analyses the runs in `r`, draws the plots, writes DIR/reproduce.json and DIR/report.md.
 void finish_reproduction(nlohmann::json& r, const std::vector<const reproduce::table_spec*>& tables,
                          const std::filesystem::path& dir, bool plots) {
@@ -343,6 +359,7 @@ int cmd_reproduce(std::vector<std::string>& args) {
       ("runs", "timed runs per variant in every bench (default: each table's own)", cxxopts::value<int>()->default_value("0"))
       ("list", "list the tables with their benches and rough times")
       ("report-only", "recompute the tables, plots and report from DIR/reproduce.json without measuring")
+      ("add", "add these tables to the reproduction already in DIR (their runs replace its runs of them)")
       ("no-plots", "do not run python3 for the plots")
       ("no-progress", "no progress line on stderr");
   o.parse_positional({"tables"});
@@ -369,23 +386,17 @@ int cmd_reproduce(std::vector<std::string>& args) {
     }
     return exit_code::ok;
   }
-  const auto tables = rp::select_tables(r.count("tables") ? r["tables"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  auto names = r.count("tables") ? r["tables"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  auto tables = rp::select_tables(names);
   const std::filesystem::path dir = r["output"].as<std::string>();
   const int runs = r["runs"].as<int>();
   if (runs < 0) throw usage_error("--runs must not be negative");
   const bool plots = r.count("no-plots") == 0;
 
+  const auto file = dir / "reproduce.json";
   if (r.count("report-only")) {
-    const auto file = dir / "reproduce.json";
-    std::ifstream in(file);
-    if (!in) throw input_error(file.string() + ": cannot open (run soac reproduce without --report-only first)");
-    nlohmann::json rep;
-    try {
-      rep = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      throw input_error(file.string() + ": not JSON: " + e.what());
-    }
-    if (rep.value("format", "") != "soac-reproduce") throw input_error(file.string() + ": not a soac reproduce result");
+    if (!std::filesystem::exists(file)) throw input_error(file.string() + ": cannot open (run soac reproduce without --report-only first)");
+    auto rep = read_reproduction(file);
     finish_reproduction(rep, tables, dir, plots);
     return exit_code::ok;
   }
@@ -403,6 +414,24 @@ int cmd_reproduce(std::vector<std::string>& args) {
   nlohmann::json rep = {{"format", "soac-reproduce"}, {"version", 1}, {"date", utc_now()}, {"command", command},
                         {"mode", std::string(rp::to_string(m))}, {"environment", bench::environment(ctx)}, {"aliases", aliases},
                         {"runs", nlohmann::json::array()}};
+  if (r.count("add") && std::filesystem::exists(file)) {
+    // Into the reproduction already in DIR: its runs of other tables stay, this one's replace
+    // theirs, and the report covers the tables of both (for GPUs lent in short sessions).
+    const auto old = read_reproduction(file);
+    if (old.value("mode", "") != rep["mode"])
+      throw usage_error("--add: " + file.string() + " holds a " + old.value("mode", std::string("?")) + " reproduction, this one is " +
+                        rep["mode"].get<std::string>());
+    std::set<std::string> fresh;
+    for (const auto& s : specs) fresh.insert(s.id);
+    for (const auto& [alias, target] : aliases) fresh.insert(alias);
+    for (const auto& run : old["runs"])
+      if (!fresh.count(run.value("id", ""))) rep["runs"].push_back(run);
+    for (const auto& [alias, target] : old.value("aliases", nlohmann::json::object()).items())
+      if (!fresh.count(alias)) rep["aliases"][alias] = target;
+    for (const auto& t : old["tables"]) names.push_back(t.value("id", ""));
+    tables = rp::select_tables(names);
+    rep["command"] = old.value("command", std::string()) + "; " + command;
+  }
   double estimate = 0;
   for (const auto& s : specs)
     if (m != rp::mode::host || s.gpu_only.empty()) estimate += s.estimate_s;

@@ -336,6 +336,28 @@ TEST(ReproduceCheckers, TablesWithoutTheirRunsAreMissingWithTheReason) {
   EXPECT_TRUE(t["claims"].empty());
 }
 
+TEST(ReproduceCli, AddKeepsTheTablesAlreadyThere) {
+  const fs::path dir = fs::temp_directory_path() / ("soac_reproduce_add_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto r = soac_cli("reproduce report-fig15 --backend host --runs 1 --no-progress --no-plots -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = soac_cli("reproduce sc20-fig7 --add --backend host --no-progress --no-plots -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(dir / "reproduce.json");
+  const json rep = json::parse(in);
+  std::set<std::string> tables, ok;
+  for (const auto& t : rep["tables"]) tables.insert(t["id"]);
+  for (const auto& run : rep["runs"])
+    if (run["status"] == "ok") ok.insert(run["id"]);
+  EXPECT_EQ(tables, (std::set<std::string>{"report-fig15", "sc20-fig7"}));
+  EXPECT_EQ(ok, std::set<std::string>{"scatter-fig15"});
+  EXPECT_TRUE(contains(rep["command"], "; soac reproduce sc20-fig7 --add")) << rep["command"];
+  const std::string md = read_text(dir / "report.md");
+  EXPECT_TRUE(contains(md, "## Write report Fig 15")) << md;
+  EXPECT_TRUE(contains(md, "## SC20 Fig 7")) << md;
+  fs::remove_all(dir);
+}
+
 // ---- the CLI's errors
 
 TEST(ReproduceCli, UnknownTableNoTableAndNoPreviousRun) {
