@@ -38,9 +38,10 @@ if has build; then
 fi
 
 if has tests; then
-  echo "== tests"
+  echo "== tests"; start=$SECONDS
   (cd "$bdir" && ctest --output-on-failure -j 4 >"$out/ctest.log" 2>&1) || status=1
   grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/ctest.log"
+  echo "tests took $((SECONDS - start))s"
 fi
 
 # Small GPU tests per executable for the sanitizers: no huge-n tests, and none of the tests that
@@ -65,7 +66,7 @@ declare -A sanitize_filter=(
   [test_hist]='*OutOfRangeBinsAreIgnored/cuda:*AllElementsInOneBin/cuda:*CasOperators/cuda:*ArgmaxWithTiesToLowerIndexOnCasAndLocks/cuda:*LockPathInOneHotBin/cuda:*SplitHistogramsRunThroughDistributedSharedMemory/cuda:*BatchedHistograms/cuda:*FusedCountsAndVectorSums/cuda:*VectorBinsUpdateElementByElement/cuda:*PartitionedBucketsAnyShape/cuda:*LoadsAheadCountEveryElementOnce/cuda'
 )
 if has sanitize; then
-  echo "== compute-sanitizer (small GPU tests)"
+  echo "== compute-sanitizer (small GPU tests)"; sanitize_start=$SECONDS
   for t in "$bdir"/tests/test_*; do
     name=$(basename "$t")
     [ -x "$t" ] && [ -n "${sanitize_filter[$name]:-}" ] || continue
@@ -73,14 +74,16 @@ if has sanitize; then
     filter="${sanitize_filter[$name]}"
     "$t" --gtest_list_tests --gtest_filter="$filter" | grep -q '^  ' || continue
     for tool in ${SOAC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      start=$SECONDS
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" \
         >"$out/sanitize-$name-$tool.log" 2>&1
       rc=$?
-      printf '%-16s %-10s %s  (%s)\n' "$name" "$tool" "$([ $rc -eq 0 ] && echo clean || echo "FAILED ($rc)")" \
-        "$(grep -hoE '\[  PASSED  \] [0-9]+ tests?' "$out/sanitize-$name-$tool.log")"
+      printf '%-22s %-10s %s  (%s, %ds)\n' "$name" "$tool" "$([ $rc -eq 0 ] && echo clean || echo "FAILED ($rc)")" \
+        "$(grep -hoE '\[  PASSED  \] [0-9]+ tests?' "$out/sanitize-$name-$tool.log")" $((SECONDS - start))
       [ $rc -eq 0 ] || status=1
     done
   done
+  echo "sanitizers took $((SECONDS - sanitize_start))s"
 fi
 
 if has bench; then
