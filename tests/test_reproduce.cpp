@@ -164,9 +164,13 @@ TEST_F(ReproduceHostRun, PlotsWrittenWhenMatplotlibIsThere) {
   ASSERT_EQ(run_->code, 0) << run_->output;
   const json r = reproduction();
   const std::string md = read_text(dir_ / "report.md");
+  // The same search as soac's: SOAC_PYTHON when set, else PATH's python3, then the system's.
   const char* forced = std::getenv("SOAC_PYTHON");
-  const bool matplotlib = std::system(((forced && *forced ? std::string(forced) : std::string("/usr/bin/python3")) +
-                                       " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0;
+  const std::vector<std::string> pythons =
+      forced && *forced ? std::vector<std::string>{forced} : std::vector<std::string>{"python3", "/usr/bin/python3"};
+  bool matplotlib = false;
+  for (const auto& python : pythons)
+    matplotlib = matplotlib || std::system((python + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0;
   if (matplotlib) {
     ASSERT_TRUE(r["plots"]["drawn"]) << r["plots"].dump();
     for (const std::string f : {"report-bfs-fig22.png", "report-bfs-fig22.svg"}) EXPECT_GT(fs::file_size(dir_ / "plots" / f), 1000u) << f;
