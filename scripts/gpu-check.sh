@@ -6,6 +6,8 @@
 #   SOAC_PREBUILT=1: no build; unpack .gpubin/build.tar.xz made here by scripts/gpu-pack.sh
 #   SOAC_BENCH_ARGS_<app>="..." extra arguments for `soac bench <app>`
 #   SOAC_SANITIZE_ONLY="test_hist ..." sanitize only these test executables
+#   SOAC_SANITIZE_TOOLS="memcheck ..." (default: memcheck racecheck synccheck)
+#   SOAC_SANITIZE_TIMEOUT=seconds per sanitizer run (default 240; 124 in the line means it ran out)
 # Needs the stb headers in .stb/ where the system has none (the lent GPU machine).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -75,7 +77,8 @@ if has sanitize; then
     "$t" --gtest_list_tests --gtest_filter="$filter" | grep -q '^  ' || continue
     for tool in ${SOAC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
       start=$SECONDS
-      compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" \
+      SOAC_UNDER_SANITIZER=1 timeout "${SOAC_SANITIZE_TIMEOUT:-240}" \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" \
         >"$out/sanitize-$name-$tool.log" 2>&1
       rc=$?
       printf '%-22s %-10s %s  (%s, %ds)\n' "$name" "$tool" "$([ $rc -eq 0 ] && echo clean || echo "FAILED ($rc)")" \

@@ -2,6 +2,7 @@
 // present; CTest runs instances named ".../cuda" under the label `gpu`, the rest under `host`.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -28,6 +29,13 @@ class backend_test : public ::testing::TestWithParam<backend> {
  private:
   std::unique_ptr<context> ctx_;
 };
+
+// scripts/gpu-check.sh sets SOAC_UNDER_SANITIZER for its compute-sanitizer sweep, where every
+// launch costs far more: tests whose size only adds repetitions shrink there.
+inline bool under_sanitizer() {
+  const char* v = std::getenv("SOAC_UNDER_SANITIZER");
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
 
 inline std::string backend_name(const ::testing::TestParamInfo<backend>& info) {
   return std::string(to_string(info.param));
