@@ -29,8 +29,8 @@ std::vector<run_spec> micro_runs(const micro_figure& f, mode m) {
     r->gpu_only = why;
     r->runs = m == mode::full ? 11 : 5;
   }
-  small.estimate_s = 8;
-  large.estimate_s = m == mode::full ? 35 : 10;
+  small.estimate_s = 3;
+  large.estimate_s = m == mode::full ? (f.op == "blackscholes" ? 20 : 9) : 3;
   if (m != mode::full) large.args.insert(large.args.end(), {"--set", "m=2048", "--set", "n=2048"});
   return {small, large};
 }
@@ -194,7 +194,7 @@ std::vector<run_spec> fig16_runs(mode m) {
   run_spec bp{"backprop-fhpc17", "backprop", {"--preset", m == mode::full ? "2^20" : "rodinia-65536"}};
   run_spec k204{"kmeans-204800", "kmeans", {"--preset", "rodinia-204800", "--set", "k=8"}};
   run_spec kdd{"kmeans-kdd", "kmeans", {"--preset", "kdd"}};
-  bp.estimate_s = 10, k204.estimate_s = 20, kdd.estimate_s = 30;
+  bp.estimate_s = m == mode::full ? 7 : 1, k204.estimate_s = 2, kdd.estimate_s = m == mode::full ? 5 : 1;
   for (run_spec* r : {&bp, &k204, &kdd}) r->runs = m == mode::full ? 11 : 3;
   if (m == mode::quick) {
     k204.args.insert(k204.args.end(), {"--set", "n=51200"});

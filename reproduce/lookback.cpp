@@ -16,7 +16,7 @@ std::vector<run_spec> scan_runs(mode m) {
   run_spec r{"scan-thesis", "scan", {"--preset", "n-sweep", "--preset", "segments", "--preset", "tile-flags"}};
   r.gpu_only = "scan's bench compares with CUB's scans";
   r.runs = m == mode::full ? 11 : 5;
-  r.estimate_s = m == mode::full ? 40 : 12;
+  r.estimate_s = m == mode::full ? 22 : 4;
   if (m != mode::full) r.args.insert(r.args.end(), {"--set", "n=2^22"});
   return {r};
 }

@@ -40,7 +40,7 @@ struct run_spec {
   int runs = 11;                  // timed runs per variant (median reported)
   int warmup = 5;                 // untimed runs first
   std::string gpu_only;           // non-empty: why the bench needs a GPU (the host mode skips it)
-  double estimate_s = 10;         // rough wall seconds (H100 for full/quick, 2 cores for host)
+  double estimate_s = 10;         // wall seconds measured on an H100 (full, quick), guessed for 2 host cores
   // Runs whose JSON serves this one as well when they are part of the same reproduction (the
   // Fig 7 sweep holds everything Table II needs).
   std::vector<std::string> served_by;

@@ -99,7 +99,7 @@ run_spec hist_run(const std::string& id, const std::string& preset, mode m, doub
   if (m != mode::full) {
     r.args.insert(r.args.end(), {"--set", "n=2^22"});
     r.runs = 5;
-    r.estimate_s = full_s / 4;
+    r.estimate_s = full_s / 2;
   }
   return r;
 }
@@ -487,31 +487,31 @@ std::vector<run_spec> table3_runs(mode m) {
   auto gpu = [&](std::string id, std::string app, std::vector<std::string> args, std::string why, double s, int runs = 11) {
     run_spec r{std::move(id), std::move(app), std::move(args)};
     r.gpu_only = std::move(why);
-    r.estimate_s = full ? s : s / 3;
+    r.estimate_s = full ? s : s / 2;
     r.runs = full ? runs : 5;
     return r;
   };
   std::vector<run_spec> out;
   out.push_back(gpu("gromacs-sc20", "gromacs", {"--preset", full ? "paper" : "small"},
-                    "gromacs's bench compares with straightforward CUDA programs", 20));
+                    "gromacs's bench compares with straightforward CUDA programs", 2));
   {
     run_spec r{"kmeans-sc20", "kmeans", {"--preset", "paper-k1024", "--preset", "paper-k5"}};
     r.runs = full ? 5 : 3;
-    r.estimate_s = full ? 40 : 10;
+    r.estimate_s = full ? 3 : 2;
     if (m == mode::quick) r.args.insert(r.args.end(), {"--set", "n=20000"});
     // k = 1024 distances on two host cores take seconds per iteration: the host runs k = 5 only.
     if (m == mode::host) r.args = {"--preset", "paper-k5", "--set", "n=5000"}, r.warmup = 1, r.estimate_s = 5;
     out.push_back(r);
   }
-  out.push_back(gpu("histo-sc20", "histo", {"--preset", "parboil"}, "histo's bench compares with CUB and CUDA byte atomics", 10));
-  out.push_back(gpu("tpacf-sc20", "tpacf", {"--preset", full ? "large" : "small"}, "tpacf's bench compares with Parboil's CUDA program", 40, 5));
+  out.push_back(gpu("histo-sc20", "histo", {"--preset", "parboil"}, "histo's bench compares with CUB and CUDA byte atomics", 2));
+  out.push_back(gpu("tpacf-sc20", "tpacf", {"--preset", full ? "large" : "small"}, "tpacf's bench compares with Parboil's CUDA program", 5, 5));
   {
-    auto r = gpu("samples-hist-sc20", "samples-hist", {}, "samples-hist's bench compares with the CUDA samples' kernels and CUB", 10);
+    auto r = gpu("samples-hist-sc20", "samples-hist", {}, "samples-hist's bench compares with the CUDA samples' kernels and CUB", 2);
     if (!full) r.args = {"--set", "bytes=2^24"};
     out.push_back(r);
   }
   {
-    auto r = gpu("imgreg-sc20", "imgreg", {"--preset", "paper-2m"}, "imgreg's bench compares with a CUB sort", 60);
+    auto r = gpu("imgreg-sc20", "imgreg", {"--preset", "paper-2m"}, "imgreg's bench compares with a CUB sort", 4);
     if (full) r.args.insert(r.args.end(), {"--preset", "paper-8m"});
     out.push_back(r);
   }
@@ -523,10 +523,10 @@ std::vector<run_spec> table3_runs(mode m) {
 std::vector<table_spec> sc20_tables() {
   return {
       {"sc20-fig7", "SC20 Fig 7 and Table I: the (M,S) model against fixed sweeps", "sc20",
-       [](mode m) { return std::vector<run_spec>{hist_run("hist-fig7", "fig7", m, 300)}; }, fig7},
+       [](mode m) { return std::vector<run_spec>{hist_run("hist-fig7", "fig7", m, 70)}; }, fig7},
       {"sc20-table2", "SC20 Table II: generalized histograms against CUB", "sc20",
        [](mode m) {
-         auto r = hist_run("hist-table2", "table2", m, 90);
+         auto r = hist_run("hist-table2", "table2", m, 25);
          r.served_by = {"hist-fig7"};
          return std::vector<run_spec>{r};
        },

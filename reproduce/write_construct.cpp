@@ -15,7 +15,7 @@ std::vector<run_spec> fig15_runs(mode m) {
   if (m != mode::host) r.args.insert(r.args.end(), {"--preset", "fig15b"});
   r.runs = m == mode::full ? 31 : 5;
   r.warmup = m == mode::host ? 1 : 5;
-  r.estimate_s = m == mode::host ? 4 : 10;
+  r.estimate_s = m == mode::host ? 4 : 2;
   return {r};
 }
 
@@ -76,7 +76,7 @@ std::vector<run_spec> bfs_runs(mode m) {
   for (const auto& p : presets) r.args.insert(r.args.end(), {"--preset", p});
   r.runs = m == mode::full ? 11 : 3;
   r.warmup = m == mode::host ? 1 : 5;
-  r.estimate_s = m == mode::full ? 60 : 15;
+  r.estimate_s = m == mode::full ? 11 : (m == mode::quick ? 2 : 15);
   return {r};
 }
 

@@ -13,10 +13,10 @@ std::vector<run_spec> zone_runs(mode m) {
   auto set = [&](const std::string& kv) { r.args.insert(r.args.end(), {"--set", kv}); };
   if (m == mode::full) {
     set("frames=60"), set("options=2^26"), set("elements=2^26");
-    r.runs = 3, r.estimate_s = 200;
+    r.runs = 3, r.estimate_s = 65;
   } else if (m == mode::quick) {
     set("frames=12"), set("options=2^22"), set("elements=2^24");
-    r.runs = 2, r.estimate_s = 40;
+    r.runs = 2, r.estimate_s = 12;
   } else {
     set("frames=4"), set("width=1920"), set("height=1080"), set("options=2^20"), set("elements=2^22");
     r.runs = 2, r.warmup = 1, r.estimate_s = 25;

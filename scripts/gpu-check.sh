@@ -50,6 +50,7 @@ fi
 # provoke CUDA errors on purpose (a bad launch, an impossible allocation), which the sanitizer
 # would rightly report.
 declare -A sanitize_filter=(
+  [test_fast_divide]='*/cuda'
   [test_context]='*/cuda:Cuda*:-*BadLaunch*:*AllocationBeyondMemory*'
   [test_scatter]='*/cuda:-*MoreWritesThanA32Bit*'
   [test_segreduce]='*SegmentedSum*/cuda:*IndexOfMax*/cuda:*MaximumSubarray*/cuda:*Transposed*/cuda:*EmptySegments*/cuda'
@@ -67,6 +68,14 @@ declare -A sanitize_filter=(
   [test_app_stream]='*Histeq*/cuda:*Blackscholes*/cuda:*Conv1d*/cuda:*StreamZeroByte*/cuda'
   [test_hist]='*OutOfRangeBinsAreIgnored/cuda:*AllElementsInOneBin/cuda:*CasOperators/cuda:*ArgmaxWithTiesToLowerIndexOnCasAndLocks/cuda:*LockPathInOneHotBin/cuda:*SplitHistogramsRunThroughDistributedSharedMemory/cuda:*BatchedHistograms/cuda:*FusedCountsAndVectorSums/cuda:*VectorBinsUpdateElementByElement/cuda:*PartitionedBucketsAnyShape/cuda:*LoadsAheadCountEveryElementOnce/cuda'
 )
+# racecheck tracks every shared-memory access and costs 10-100x memcheck: where the whole small
+# set takes over a minute under it, racecheck runs this subset (every kernel of the executable
+# still launches) and memcheck and synccheck the whole set.
+declare -A racecheck_filter=(
+  [test_app_bfs]='*SingleNode/cuda:*DisconnectedGraph/cuda:*NodesWithoutEdges/cuda:*SelfLoopsAndDuplicateEdges/cuda:*Star/cuda'
+  [test_app_kmeans]='*KmeansApp.EveryVariantValidates/cuda:*KmeansApp.StoppingAtTheThresholdUndoesTheIterationQueuedAhead/cuda'
+  [test_segreduce]='*SegmentedSum*/cuda:*Transposed*/cuda:*EmptySegments*/cuda'
+)
 if has sanitize; then
   echo "== compute-sanitizer (small GPU tests)"; sanitize_start=$SECONDS
   for t in "$bdir"/tests/test_*; do
@@ -76,6 +85,8 @@ if has sanitize; then
     filter="${sanitize_filter[$name]}"
     "$t" --gtest_list_tests --gtest_filter="$filter" | grep -q '^  ' || continue
     for tool in ${SOAC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      filter="${sanitize_filter[$name]}"
+      [ "$tool" != racecheck ] || filter="${racecheck_filter[$name]:-$filter}"
       start=$SECONDS
       SOAC_UNDER_SANITIZER=1 timeout "${SOAC_SANITIZE_TIMEOUT:-240}" \
         compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" \
@@ -85,6 +96,26 @@ if has sanitize; then
         "$(grep -hoE '\[  PASSED  \] [0-9]+ tests?' "$out/sanitize-$name-$tool.log")" $((SECONDS - start))
       [ $rc -eq 0 ] || status=1
     done
+  done
+  # A small run of every app through the CLI (gen, run, validate) under memcheck: the apps' own
+  # code paths, files and settings, beyond what their tests call.
+  soac="$bdir/cli/soac"
+  for app in $("$soac" list | grep -E '^[a-z0-9-]+:' | cut -d: -f1); do
+    [ -z "${SOAC_SANITIZE_ONLY:-}" ] || [[ " $SOAC_SANITIZE_ONLY " == *" $app "* ]] || continue
+    presets=$("$soac" list | sed -n "/^$app:/,/^[a-z0-9-]*:/p")
+    preset=$(grep -oE '^    tiny:' <<<"$presets" || grep -oE '^    small:' <<<"$presets" | head -1)
+    preset=$(tr -d ' :' <<<"$preset")
+    [ -n "$preset" ] || { printf '%-22s %-10s no tiny or small preset\n' "app $app" memcheck; continue; }
+    d="$out/app-$app"; rm -rf "$d"; mkdir -p "$d"; start=$SECONDS
+    "$soac" gen "$app" --preset "$preset" -o "$d/data" >"$d/log" 2>&1 &&
+      SOAC_UNDER_SANITIZER=1 timeout "${SOAC_SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool memcheck --error-exitcode 99 \
+        "$soac" run "$app" -i "$d/data" -o "$d/result" >>"$d/log" 2>&1 &&
+      "$soac" validate "$app" -i "$d/data" -r "$d/result" >>"$d/log" 2>&1
+    rc=$?
+    printf '%-22s %-10s %s  (%s, %ds)\n' "app $app" memcheck "$([ $rc -eq 0 ] && echo clean || echo "FAILED ($rc)")" \
+      "$preset, run and validated" $((SECONDS - start))
+    [ $rc -eq 0 ] || { status=1; tail -5 "$d/log"; }
+    rm -rf "$d/data" "$d/result"
   done
   echo "sanitizers took $((SECONDS - sanitize_start))s"
 fi

@@ -2,6 +2,7 @@
 // present; CTest runs instances named ".../cuda" under the label `gpu`, the rest under `host`.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <ostream>
@@ -36,6 +37,10 @@ inline bool under_sanitizer() {
   const char* v = std::getenv("SOAC_UNDER_SANITIZER");
   return v != nullptr && *v != '\0' && std::string(v) != "0";
 }
+
+// A contended test's element count: an eighth of it under the sanitizers (same code paths, the
+// strategies are forced), where racecheck tracks every shared-memory atomic.
+inline std::int64_t sanitizer_scaled(std::int64_t n) { return under_sanitizer() ? (n + 7) / 8 : n; }
 
 inline std::string backend_name(const ::testing::TestParamInfo<backend>& info) {
   return std::string(to_string(info.param));

@@ -195,7 +195,7 @@ TEST_P(Hist, FewerElementsThanBinsAccumulatesIntoInitial) {
 }
 
 TEST_P(Hist, AllElementsInOneBin) {
-  const std::int64_t n = 100'000;
+  const std::int64_t n = soac::testing::sanitizer_scaled(100'000);
   check_all<plus<std::int32_t>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 17), random_values<std::int32_t>(n, 7),
                                 std::vector<std::int32_t>(1000, 0), exact<std::int32_t>);
   check_all<saturating_plus<std::uint32_t, 24>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 3),
@@ -254,7 +254,7 @@ TEST_P(Hist, FloatAddWithinTolerance) {
 
 TEST_P(Hist, CasOperators) {
   for (std::int64_t H : {31, 5000, 200'000}) {
-    const std::int64_t n = 120'000;
+    const std::int64_t n = soac::testing::sanitizer_scaled(120'000);
     const auto bins = random_bins(n, 0, H - 1, 41 + H);
     check_all<saturating_plus<std::uint32_t, 24>>(ctx(), bins, random_values<std::uint32_t>(n, 42, 0, 1 << 20),
                                                   std::vector<std::uint32_t>(std::size_t(H), 0), exact<std::uint32_t>);
@@ -293,7 +293,7 @@ validate::report exact_pairs(const std::vector<indexed<V>>& e, const std::vector
 
 TEST_P(Hist, ArgmaxWithTiesToLowerIndexOnCasAndLocks) {
   for (std::int64_t H : {7, 3000, 100'000}) {
-    const std::int64_t n = 80'000;
+    const std::int64_t n = soac::testing::sanitizer_scaled(80'000);
     const auto bins = random_bins(n, -2, H + 2, 51 + H);
     const auto raw = random_values<std::uint32_t>(n, 52, 0, 40);  // few values: many ties
     std::vector<indexed<std::uint32_t>> values(static_cast<std::size_t>(n));
@@ -312,7 +312,7 @@ TEST_P(Hist, ArgmaxWithTiesToLowerIndexOnCasAndLocks) {
 }
 
 TEST_P(Hist, LockPathInOneHotBin) {
-  const std::int64_t n = 20'000;
+  const std::int64_t n = soac::testing::sanitizer_scaled(20'000);
   std::vector<indexed<double>> values(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = {double(i % 97), std::uint32_t(i)};
   check_all<arg_max<double>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 1), values,
