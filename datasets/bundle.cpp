@@ -297,6 +297,14 @@ void bundle::read_into(const std::string& name, void* dst) const {
   read_npy_data(path_of(name), h, dst);
 }
 
+void require_length(const bundle& b, const std::string& name, std::int64_t length, std::string_view param) {
+  const npy_header h = b.header(name);
+  const std::int64_t has = h.shape.empty() ? -1 : h.shape[0];
+  if (has != length)
+    fail(b.path_of(name), "array '" + name + "' has " + (h.shape.empty() ? std::string("no length (a scalar)") : std::to_string(has) + " elements") +
+                              ", but the manifest's " + std::string(param) + " says " + std::to_string(length));
+}
+
 void require_same_length(const bundle& b, std::initializer_list<std::string> names) {
   std::vector<std::pair<std::string, std::int64_t>> lengths;
   for (const auto& name : names) {
