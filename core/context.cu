@@ -170,7 +170,7 @@ void context::require_memory(std::uint64_t bytes, std::string_view what) const {
   std::size_t free_bytes = 0, total = 0;
   SOAC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   if (bytes > free_bytes)
-    throw resource_error(std::string(what) + " needs " + bytes_text(bytes) + " on " + props_.name + ", " +
+    throw resource_error(std::string(what) + ": cannot allocate " + bytes_text(bytes) + " on " + props_.name + ", " +
                          bytes_text(free_bytes) + " are free of " + bytes_text(total));
 }
 

@@ -58,8 +58,8 @@ void require_host_memory(std::uint64_t bytes, std::string_view what) {
   if (bytes < memory_check_threshold) return;
   const std::uint64_t available = host_memory_available();
   if (bytes > available)
-    throw resource_error(std::string(what) + " needs " + bytes_text(bytes) + " of host memory, " + bytes_text(available) +
-                         " are available");
+    throw resource_error(std::string(what) + ": cannot allocate " + bytes_text(bytes) + " of host memory, " +
+                         bytes_text(available) + " are available");
 }
 
 void require_file_space(const std::string& path, std::uint64_t bytes, std::string_view what) {

@@ -18,7 +18,7 @@ std::uint64_t host_memory_available();
 // more than the check is worth, and a small request cannot be what kills the process).
 inline constexpr std::uint64_t memory_check_threshold = std::uint64_t{64} << 20;
 
-// resource_error "what needs N GiB of host memory, M GiB are available" unless `bytes` fit.
+// resource_error "what: cannot allocate N GiB of host memory, M GiB are available" unless `bytes` fit.
 void require_host_memory(std::uint64_t bytes, std::string_view what);
 
 // resource_error naming `what` unless a file of `bytes` fits where `path` goes: the free space of

@@ -101,6 +101,9 @@ void bundle_writer::check_new_array(const std::string& name) const {
 void bundle_writer::add(const std::string& name, dtype type, std::span<const std::int64_t> shape,
                         const void* data) {
   check_new_array(name);
+  std::uint64_t count = 1;
+  for (const auto d : shape) count = checked_bytes(count, std::uint64_t(d), array_path(name).string());
+  require_file_space(array_path(name).string(), checked_bytes(count, dtype_size(type), array_path(name).string()), "an array");
   write_npy(array_path(name), type, shape, data);
   list_array(name, type, shape);
 }

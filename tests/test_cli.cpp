@@ -201,7 +201,7 @@ TEST_F(Cli, LengthsThatDisagree) {
   std::ifstream(path("data") + "/manifest.json") >> manifest;
   manifest["arrays"]["values"]["shape"] = {values.size() - 1};
   std::ofstream(path("data") + "/manifest.json") << manifest.dump();
-  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "length");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "299 elements, but the manifest's k says 300");
 }
 
 // The defects issue 28 names, through the CLI as a user meets them.
