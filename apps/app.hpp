@@ -14,6 +14,7 @@
 
 #include "bench/harness.hpp"
 #include "core/context.hpp"
+#include "core/error.hpp"
 #include "datasets/bundle.hpp"
 
 namespace soac::apps {
@@ -99,6 +100,16 @@ class app {
   // Settings of `soac run APP --set KEY=VALUE`, with their defaults.
   virtual std::vector<setting> run_settings() const { return {}; }
 
+  // Checks a dataset's parameters, each against its range and against the others (throws
+  // usage_error naming the parameter; sizes beyond memory may throw resource_error). `soac gen`
+  // calls it before generate() and open_dataset() on every dataset bundle, so gen rejects
+  // exactly what run and validate would. Keys it does not know (seed, preset) are ignored.
+  virtual void check_params(const nlohmann::json& params) const = 0;
+  // Checks a dataset bundle's arrays against its (checked) parameters: lengths and dtypes the
+  // parameters imply (a manifest's n that disagrees with its array's length is an input_error,
+  // not a run on n elements). open_dataset() calls it after check_params().
+  virtual void check_arrays([[maybe_unused]] const datasets::bundle& dataset) const {}
+
   virtual void generate(const gen_request& request) const = 0;
   // Runs on ctx and writes the result bundle; returns a short human summary.
   virtual std::string run(context& ctx, const run_request& request) const = 0;
@@ -112,6 +123,10 @@ class app {
   nlohmann::json resolve_settings(const std::map<std::string, std::string>& given) const;
   // usage_error unless `format` is empty or one of input_formats().
   void check_format(std::string_view format) const;
+  // Opens a dataset bundle of this app and checks its parameters with check_params() (a bad one
+  // is an input_error naming the manifest: the file is wrong, not the command line) and its
+  // arrays with check_arrays().
+  datasets::bundle open_dataset(const std::filesystem::path& dir) const;
 };
 
 void register_app(std::unique_ptr<app> a);
@@ -124,6 +139,17 @@ nlohmann::json parse_number(std::string_view key, std::string_view text);
 
 // Records the request (parameters, seed, preset) in the dataset's manifest and finishes it.
 void finish_dataset(datasets::bundle_writer& out, const gen_request& request);
+
+// Runs check(params) and turns its usage_error into an input_error naming `manifest`: for the
+// parameters a run reads back from a bundle (a dataset's or a result's).
+template <class Check>
+decltype(auto) params_of_file(const std::filesystem::path& manifest, Check&& check) {
+  try {
+    return check();
+  } catch (const usage_error& e) {
+    throw input_error(manifest.string() + ": " + e.what());
+  }
+}
 
 // Reads an integer parameter, checking it lies in [lo, hi].
 std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi);

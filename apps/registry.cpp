@@ -77,6 +77,13 @@ void app::check_format(std::string_view format) const {
   throw usage_error(name() + ": unknown format '" + std::string(format) + "' (formats: " + known + ")");
 }
 
+datasets::bundle app::open_dataset(const std::filesystem::path& dir) const {
+  auto b = datasets::bundle::open(dir, "dataset", name());
+  params_of_file(dir / "manifest.json", [&] { check_params(b.params()); });
+  check_arrays(b);
+  return b;
+}
+
 nlohmann::json parse_number(std::string_view key, std::string_view text) {
   auto bad = [&] {
     return usage_error("parameter " + std::string(key) + ": '" + std::string(text) +

@@ -179,6 +179,7 @@ int cmd_gen(std::vector<std::string>& args) {
   req.format = format_of(r, a);
   req.preset = r.count("preset") ? r["preset"].as<std::string>() : a.presets().front().name;
   req.params = a.resolve_params(req.preset, overrides_of(r));
+  a.check_params(req.params);  // what run would refuse is refused here, before anything is written
   req.seed = r["seed"].as<std::uint64_t>();
   req.output = required<std::string>(r, o, "output");
   std::cerr << "soac gen " << a.name() << ": preset " << req.preset << " " << req.params.dump() << " seed " << req.seed

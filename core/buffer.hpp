@@ -12,6 +12,7 @@
 
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace soac {
 
@@ -30,7 +31,8 @@ class buffer {
   buffer(context& ctx, std::size_t n, lifetime life = lifetime::persistent)
       : ctx_(&ctx), size_(n), life_(life) {
     if (n == 0) return;
-    void* p = life == lifetime::temporary ? ctx.allocate_temp(n * sizeof(T)) : ctx.allocate(n * sizeof(T));
+    const std::size_t bytes = checked_bytes(n, sizeof(T), "soac::buffer");
+    void* p = life == lifetime::temporary ? ctx.allocate_temp(bytes) : ctx.allocate(bytes);
     data_ = static_cast<T*>(p);
   }
   // A copy of host data.
@@ -63,6 +65,7 @@ class buffer {
     if (size_) ctx_->copy_to_host(host.data(), data_, size_ * sizeof(T));
   }
   std::vector<T> to_vector() const {
+    require_host_memory(size_ * sizeof(T), "a copy of an array to the host");
     std::vector<T> v(size_);
     copy_to(v);
     return v;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace soac {
 
@@ -25,15 +27,6 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
 namespace {
 
 constexpr std::align_val_t host_alignment{64};
-
-std::string bytes_text(std::size_t bytes) {
-  std::ostringstream s;
-  s.precision(3);
-  if (bytes >= (std::size_t{1} << 30)) s << double(bytes) / double(1 << 30) << " GiB";
-  else if (bytes >= (std::size_t{1} << 20)) s << double(bytes) / double(1 << 20) << " MiB";
-  else s << bytes << " bytes";
-  return s.str();
-}
 
 }  // namespace
 
@@ -133,6 +126,7 @@ void context::synchronize() const {
 }
 
 static void* host_allocate(std::size_t bytes) {
+  require_host_memory(bytes, "an array of the host backend");
   try {
     return ::operator new(bytes, host_alignment);
   } catch (const std::bad_alloc&) {
@@ -167,6 +161,26 @@ void context::free_temp(void* p) noexcept {
   if (!p) return;
   if (!is_cuda()) return ::operator delete(p, host_alignment);
   cache_->alloc.DeviceFree(props_.ordinal, p);
+}
+
+void context::require_memory(std::uint64_t bytes, std::string_view what) const {
+  if (!is_cuda()) return require_host_memory(bytes, what);
+  if (bytes < memory_check_threshold) return;
+  activate();
+  std::size_t free_bytes = 0, total = 0;
+  SOAC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (bytes > free_bytes)
+    throw resource_error(std::string(what) + ": cannot allocate " + bytes_text(bytes) + " on " + props_.name + ", " +
+                         bytes_text(free_bytes) + " are free of " + bytes_text(total));
+}
+
+void context::require_memory(std::uint64_t backend_bytes, std::uint64_t host_bytes, std::string_view what) const {
+  if (!is_cuda()) {
+    const std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+    return require_host_memory(host_bytes > most - backend_bytes ? most : backend_bytes + host_bytes, what);
+  }
+  require_memory(backend_bytes, what);
+  require_host_memory(host_bytes, what);
 }
 
 void* context::allocate(std::size_t bytes) {

@@ -70,6 +70,13 @@ class context {
   // Long-lived arrays: cudaMalloc on cuda (clear resource_error when the device is full).
   void* allocate(std::size_t bytes);
   void free(void* p) noexcept;
+  // resource_error naming `what` unless `bytes` fit in what the backend has free now (device:
+  // cudaMemGetInfo; host: require_host_memory), so that sizes given by input are refused before
+  // anything is allocated. allocate and allocate_temp fail cleanly too; this checks a total.
+  void require_memory(std::uint64_t bytes, std::string_view what) const;
+  // The same for `backend_bytes` in the backend's memory and `host_bytes` of host memory beside
+  // them (e.g. a result's copy to the host): on the host backend both add up.
+  void require_memory(std::uint64_t backend_bytes, std::uint64_t host_bytes, std::string_view what) const;
 
   // cuda only: at least `count` device counters that are zero whenever no kernel of this
   // context is running. A kernel that uses them must leave them zero again (e.g. the last block

@@ -101,6 +101,9 @@ void bundle_writer::check_new_array(const std::string& name) const {
 void bundle_writer::add(const std::string& name, dtype type, std::span<const std::int64_t> shape,
                         const void* data) {
   check_new_array(name);
+  std::uint64_t count = 1;
+  for (const auto d : shape) count = checked_bytes(count, std::uint64_t(d), array_path(name).string());
+  require_file_space(array_path(name).string(), checked_bytes(count, dtype_size(type), array_path(name).string()), "an array");
   write_npy(array_path(name), type, shape, data);
   list_array(name, type, shape);
 }
@@ -295,6 +298,14 @@ npy_header bundle::header(const std::string& name) const {
 void bundle::read_into(const std::string& name, void* dst) const {
   const npy_header h = header(name);
   read_npy_data(path_of(name), h, dst);
+}
+
+void require_length(const bundle& b, const std::string& name, std::int64_t length, std::string_view param) {
+  const npy_header h = b.header(name);
+  const std::int64_t has = h.shape.empty() ? -1 : h.shape[0];
+  if (has != length)
+    fail(b.path_of(name), "array '" + name + "' has " + (h.shape.empty() ? std::string("no length (a scalar)") : std::to_string(has) + " elements") +
+                              ", but the manifest's " + std::string(param) + " says " + std::to_string(length));
 }
 
 void require_same_length(const bundle& b, std::initializer_list<std::string> names) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "datasets/npy.hpp"
 
 namespace soac::datasets {
@@ -97,6 +98,7 @@ class bundle {
     if constexpr (std::is_same_v<T, bool>) {
       return detail::read_bool_data(path_of(name), h);
     } else {
+      require_host_memory(h.data_bytes(), path_of(name).string());
       std::vector<T> out(static_cast<std::size_t>(h.element_count()));
       read_npy_data(path_of(name), h, out.data());
       return out;
@@ -125,6 +127,10 @@ class bundle {
   std::map<std::string, entry> arrays_;
   std::map<std::string, std::uint64_t> files_;  // name -> bytes
 };
+
+// Throws input_error unless array `name` has `length` elements along its first dimension, as
+// the manifest's parameter `param` (e.g. "n") says it must.
+void require_length(const bundle& b, const std::string& name, std::int64_t length, std::string_view param);
 
 // Throws input_error unless the named arrays all have the same length (first dimension).
 void require_same_length(const bundle& b, std::initializer_list<std::string> names);

@@ -332,7 +332,9 @@ TEST_P(Bfs, BadInputIsAClearError) {
     datasets::bundle_writer out(path(name), "dataset", "bfs");
     out.add<std::int64_t>("offsets", offsets);
     out.add<i32>("edges", edges);
-    out.params() = {{"source", source}};
+    // What gen records beside the arrays (every dataset is checked against its parameters).
+    out.params() = {{"source", source}, {"nodes", std::int64_t(offsets.size()) - 1}, {"min_neighbours", 0},
+                    {"max_neighbours", 1}, {"distinct", 0}, {"components", 1}};
     out.finish();
     return path(name);
   };
@@ -343,9 +345,9 @@ TEST_P(Bfs, BadInputIsAClearError) {
             std::string::npos);
   EXPECT_NE(bundle_error(write_bundle("short", {0, 1, 3}, {1, 0}, 0)).find("the last offset is 3 but there are 2 edges"),
             std::string::npos);
-  EXPECT_NE(bundle_error(write_bundle("nosource", {0, 1, 2}, {1, 0}, 2)).find("params.source must be a node"),
+  EXPECT_NE(bundle_error(write_bundle("nosource", {0, 1, 2}, {1, 0}, 2)).find("source = 2 is outside [0, 1]"),
             std::string::npos);
-  EXPECT_NE(bundle_error(write_bundle("empty", {0}, {}, 0)).find("N + 1 offsets"), std::string::npos);
+  EXPECT_NE(bundle_error(write_bundle("empty", {0}, {}, 0)).find("nodes = 0 is outside"), std::string::npos);
 }
 
 SOAC_INSTANTIATE_APP_BACKENDS(Bfs);

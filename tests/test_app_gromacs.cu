@@ -27,6 +27,7 @@ class GromacsApp : public testing::app_test {
     edit(d);
     datasets::bundle_writer out(path(name), "dataset", "gromacs");
     apps::gromacs::write_inl1100(out, d);
+    out.params() = datasets::bundle::open(original).params();  // the generated dataset's, edited
     out.finish();
     return path(name);
   }

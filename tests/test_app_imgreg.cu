@@ -185,8 +185,11 @@ TEST_P(ImgregApp, RejectsBadImages) {
   datasets::bundle_writer out(path("flat"), "dataset", "imgreg");
   out.add<std::uint8_t>("fixed", std::vector<std::uint8_t>(100, 1));
   out.add<std::uint8_t>("moving", std::vector<std::uint8_t>(100, 1));
+  out.params() = apps::find_app("imgreg").find_preset("tiny").params;
+  out.params().update({{"width", 10}, {"height", 10}});
   out.finish();
-  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {path("flat")}); }).find("shape (height, width)"), std::string::npos);
+  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {path("flat")}); }).find("shape (100,), but the manifest says height x width"),
+            std::string::npos);
 }
 
 SOAC_INSTANTIATE_APP_BACKENDS(ImgregApp);

@@ -201,7 +201,45 @@ TEST_F(Cli, LengthsThatDisagree) {
   std::ifstream(path("data") + "/manifest.json") >> manifest;
   manifest["arrays"]["values"]["shape"] = {values.size() - 1};
   std::ofstream(path("data") + "/manifest.json") << manifest.dump();
-  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "length");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data")), exit_code::input, "299 elements, but the manifest's k says 300");
+}
+
+// The defects issue 28 names, through the CLI as a user meets them.
+TEST_F(Cli, ManifestParametersAreCheckedWhereTheyEnter) {
+  const auto hist_with = [&](const std::string& name, const std::string& key, const nlohmann::json& value) {
+    const auto r = soac_cli("gen hist --preset tiny -o " + path(name));
+    EXPECT_EQ(r.code, 0) << r.output;
+    nlohmann::json manifest;
+    std::ifstream(path(name) + "/manifest.json") >> manifest;
+    manifest["params"][key] = value;
+    std::ofstream(path(name) + "/manifest.json") << manifest.dump();
+    return path(name);
+  };
+  // RF = 0 divided by zero (SIGFPE) in run and validate.
+  const auto rf0 = hist_with("rf0", "RF", 0);
+  EXPECT_OUTCOME(soac_cli("run hist --backend host -i " + rf0 + " -o " + path("out")), exit_code::input, "RF >= 1");
+  ASSERT_EQ(soac_cli("gen hist --preset tiny -o " + path("good")).code, 0);
+  ASSERT_EQ(soac_cli("run hist --backend host -i " + path("good") + " -o " + path("good.out")).code, 0);
+  EXPECT_OUTCOME(soac_cli("validate hist -i " + rf0 + " -r " + path("good.out")), exit_code::input, "manifest.json");
+  // n that is not the array's length ran on the array's length.
+  EXPECT_OUTCOME(soac_cli("run hist --backend host -i " + hist_with("n", "n", 19'999) + " -o " + path("out")), exit_code::input,
+                 "the manifest's n says 19999");
+  EXPECT_OUTCOME(soac_cli("run hist --backend host -i " + hist_with("type", "H", "127") + " -o " + path("out")), exit_code::input,
+                 "parameter H must be an integer");
+  // H = 2^31 allocated until the OOM killer came; here the 2^31 argmax bins (16 GiB) and their
+  // copy exceed the 4 GiB this run may map.
+  const std::string limited = "bash -c 'ulimit -v 4000000; exec " + std::string(SOAC_EXE) + " run hist --backend host -i " +
+                              hist_with("huge", "H", std::int64_t{1} << 31) + " -o " + path("out") + "' 2>&1";
+  FILE* pipe = popen(limited.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string said;
+  for (std::array<char, 512> buf; std::fgets(buf.data(), int(buf.size()), pipe);) said += buf.data();
+  const int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == exit_code::resource) << said;
+  EXPECT_NE(said.find("GiB"), std::string::npos) << said;
+  // gen writes what run refuses: the same check refuses it in gen.
+  EXPECT_OUTCOME(soac_cli("gen hist --preset tiny --set op=foo -o " + path("foo")), exit_code::usage, "op must be");
+  EXPECT_FALSE(fs::exists(path("foo") + "/manifest.json"));
 }
 
 TEST_F(Cli, CudaBackendWithoutAGpu) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -309,6 +310,78 @@ TEST_P(Hist, ArgmaxWithTiesToLowerIndexOnCasAndLocks) {
     check_all<arg_max<double>>(ctx(), bins, wide, std::vector<indexed<double>>(std::size_t(H), arg_max<double>::identity()),
                                exact_pairs<double>);
   }
+}
+
+// Issue 28, item 5: results that must not vary do not. Every strategy of strategies() (and the
+// lock path), run twice, against the host backend's result of the same input: integer-valued
+// operators bit for bit (every order of combining gives the same bits), float sums within the
+// bound of recursive summation in any order, (count - 1) 2^-24 sum |v| per bin, which any
+// association of the bin's additions meets.
+template <class Op, class Same>
+void check_identical_runs(context& ctx, const std::vector<std::int64_t>& bins, const std::vector<typename Op::value_type>& values,
+                          std::int64_t H, Same same, std::vector<hist_options> options = strategies()) {
+  using V = typename Op::value_type;
+  const auto run = [&](context& on, const hist_options& o) {
+    buffer<std::int64_t> b(on, std::span<const std::int64_t>(bins));
+    buffer<V> v(on, std::span<const V>(values));
+    buffer<V> h(on, std::span<const V>(identity_histogram<Op>(H)));
+    const hist_plan plan = hist(on, o, std::int64_t(bins.size()), from_arrays<V>{b.data(), v.data()}, h.view(), Op{});
+    return std::pair{h.to_vector(), plan.describe()};
+  };
+  context host(backend::host);
+  const auto baseline = run(host, {}).first;
+  for (const auto& o : options)
+    for (int again = 0; again < 2; ++again) {
+      std::pair<std::vector<V>, std::string> got;
+      try {
+        got = run(ctx, o);
+      } catch (const usage_error& e) {
+        ASSERT_NE(o.strategy, hist_strategy::automatic) << e.what();  // a forced shape that cannot fit
+        break;
+      }
+      std::int64_t differ = 0;
+      for (std::int64_t k = 0; k < H; ++k) differ += !same(got.first[std::size_t(k)], baseline[std::size_t(k)], k);
+      EXPECT_EQ(differ, 0) << "H = " << H << ", run " << again << ": " << got.second;
+    }
+}
+
+template <class V>
+bool same_bits(const V& a, const V& b, std::int64_t) { return std::memcmp(&a, &b, sizeof(V)) == 0; }
+
+TEST_P(Hist, IntegerResultsAreBitIdenticalAcrossStrategiesRunsAndBackends) {
+  for (std::int64_t H : {37, 4000, 150'000}) {
+    const std::int64_t n = 60'000;
+    auto bins = random_bins(n, -3, H + 3, 90 + H);
+    std::fill(bins.begin(), bins.begin() + n / 4, H / 2);  // a hot bin: contended updates in every strategy
+    check_identical_runs<plus<std::int32_t>>(ctx(), bins, random_values<std::int32_t>(n, 91, -1000, 1000), H,
+                                             same_bits<std::int32_t>);
+    check_identical_runs<saturating_plus<std::uint32_t, 24>>(ctx(), bins, random_values<std::uint32_t>(n, 92, 0, 1 << 10), H,
+                                                             same_bits<std::uint32_t>);
+    const auto raw = random_values<std::uint32_t>(n, 93, 0, 40);  // few values: ties decided by index
+    std::vector<indexed<std::uint32_t>> pairs(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) pairs[std::size_t(i)] = {raw[std::size_t(i)], std::uint32_t(i)};
+    auto locked = strategies();
+    for (auto& o : locked) o.force_atomic = true, o.atomic = atomic_kind::xcg;
+    for (const auto& options : {strategies(), locked})
+      check_identical_runs<arg_max<std::uint32_t>>(ctx(), bins, pairs, H, same_bits<indexed<std::uint32_t>>, options);
+  }
+}
+
+TEST_P(Hist, FloatSumsAgreeWithinTheSummationBoundAcrossStrategiesRunsAndBackends) {
+  const std::int64_t H = 3000, n = 80'000;
+  const auto bins = random_bins(n, 0, H - 1, 95);
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = float(datasets::random_unit(95, 3, std::uint64_t(i)) - 0.25);
+  std::vector<double> magnitude(std::size_t(H), 0.0), count(std::size_t(H), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    magnitude[std::size_t(bins[std::size_t(i)])] += std::fabs(values[std::size_t(i)]);
+    count[std::size_t(bins[std::size_t(i)])] += 1;
+  }
+  // Two results each within (count - 1) u sum|v| of the exact sum are within twice that of each other.
+  const auto close = [&](float a, float b, std::int64_t k) {
+    return std::fabs(double(a) - double(b)) <= 2 * std::max(count[std::size_t(k)] - 1, 0.0) * 0x1p-24 * magnitude[std::size_t(k)];
+  };
+  check_identical_runs<plus<float>>(ctx(), bins, values, H, close);
 }
 
 TEST_P(Hist, LockPathInOneHotBin) {

@@ -1,6 +1,7 @@
 // soac::scan / segscan / segscan_offsets on both backends against the sequential reference, with
 // operators that are not commutative (2x2 matrix product: fenced descriptors; affine-map
 // composition in 32 bits: packed descriptors) and flag patterns aimed at the look-back.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -236,6 +237,80 @@ TEST_P(Segscan, OffsetsMatchFlags) {
     EXPECT_EQ(out.to_vector(), validate::scan_reference<plus<std::int32_t>>(std::span<const std::int32_t>(in), flags, {},
                                                                             kind == scan_kind::inclusive))
         << to_string(kind);
+  }
+}
+
+// Issue 28, item 5: results that must not vary do not. Each way of running a segmented scan (flags
+// through a functor, flags as an array (the vectorised path), segment starts (segscan_offsets);
+// a plain scan where only element 0 starts a segment), inclusive and exclusive, run twice,
+// against the host backend's flag-functor result: integer operators bit for bit (packed and
+// fenced descriptors), float sums within twice the bound of recursive summation in any order,
+// (i - start) 2^-24 sum |x| over the segment's prefix.
+template <class Op, class Same>
+void check_identical_runs(context& ctx, const std::vector<typename Op::value_type>& in, const std::vector<unsigned char>& flags,
+                          Same same) {
+  using T = typename Op::value_type;
+  const auto n = static_cast<std::int64_t>(in.size());
+  std::vector<std::int64_t> starts;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (flags[std::size_t(i)]) starts.push_back(i);
+  const bool only_first = starts.size() == 1 && starts[0] == 0;
+  enum class way { functor, array, offsets, plain };
+  const auto run = [&](context& on, way w, scan_kind kind) {
+    buffer<T> input(on, std::span<const T>(in)), out(on, in.size());
+    buffer<unsigned char> fl(on, std::span<const unsigned char>(flags));
+    buffer<std::int64_t> st(on, std::span<const std::int64_t>(starts));
+    if (w == way::functor) segscan(on, n, from_array(input), flag_reader{fl.data()}, out.view(), Op{}, kind);
+    if (w == way::array) segscan(on, n, from_array(input), from_array(fl), out.view(), Op{}, kind);
+    if (w == way::offsets)
+      segscan_offsets(on, n, from_array(input), span<const std::int64_t>(st.data(), st.size()), out.view(), Op{}, kind);
+    if (w == way::plain) scan(on, n, from_array(input), out.view(), Op{}, kind);
+    return out.to_vector();
+  };
+  context host(backend::host);
+  for (scan_kind kind : {scan_kind::inclusive, scan_kind::exclusive}) {
+    const auto baseline = run(host, way::functor, kind);
+    for (way w : {way::functor, way::array, way::offsets, way::plain}) {
+      if (w == way::plain && !only_first) continue;
+      for (int again = 0; again < 2; ++again) {
+        const auto got = run(ctx, w, kind);
+        std::int64_t differ = 0;
+        for (std::int64_t i = 0; i < n; ++i) differ += !same(got[std::size_t(i)], baseline[std::size_t(i)], i);
+        EXPECT_EQ(differ, 0) << "n=" << n << " " << to_string(kind) << ", way " << int(w) << ", run " << again;
+      }
+    }
+  }
+}
+
+template <class T>
+bool equal_values(const T& a, const T& b, std::int64_t) { return a == b; }
+
+TEST_P(Segscan, IntegerResultsAreBitIdenticalAcrossWaysRunsAndBackends) {
+  const std::int64_t tile = scan_tuning::tile_items<std::int32_t>(), n = 9 * tile + 13;
+  for (pattern p : {pattern::first_only, pattern::random_sparse, pattern::tile_starts, pattern::every_third_tile}) {
+    const auto flags = make_flags(n, tile, p);
+    check_identical_runs<plus<std::int32_t>>(ctx(), random_input<std::int32_t>(n), flags, equal_values<std::int32_t>);
+    check_identical_runs<affine16>(ctx(), random_input<std::uint32_t>(n), flags, equal_values<std::uint32_t>);
+    check_identical_runs<mat_product>(ctx(), random_input<mat2>(n), flags, equal_values<mat2>);
+  }
+}
+
+TEST_P(Segscan, FloatSumsAgreeWithinTheSummationBoundAcrossWaysRunsAndBackends) {
+  const std::int64_t tile = scan_tuning::tile_items<float>(), n = 9 * tile + 13;
+  std::vector<float> in(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) in[std::size_t(i)] = float(datasets::random_unit(12, 0, std::uint64_t(i)) - 0.3);
+  for (pattern p : {pattern::first_only, pattern::random_sparse, pattern::every_third_tile}) {
+    const auto flags = make_flags(n, tile, p);
+    // sum |x| and the element count from each segment's start up to i (inclusive: the widest).
+    std::vector<double> magnitude(in.size()), count(in.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const bool start = i == 0 || flags[std::size_t(i)];
+      magnitude[std::size_t(i)] = std::fabs(in[std::size_t(i)]) + (start ? 0.0 : magnitude[std::size_t(i - 1)]);
+      count[std::size_t(i)] = 1 + (start ? 0.0 : count[std::size_t(i - 1)]);
+    }
+    check_identical_runs<plus<float>>(ctx(), in, flags, [&](float a, float b, std::int64_t i) {
+      return std::fabs(double(a) - double(b)) <= 2 * (count[std::size_t(i)] - 1) * 0x1p-24 * magnitude[std::size_t(i)];
+    });
   }
 }
 

@@ -1,7 +1,9 @@
 // soac::segreduce on both backends against the sequential reference in validate/, for the four
 // FHPC17 operators, every strategy, and the edge shapes (m = 1, n = 1, n = 0, sizes that are not
 // multiples of any block or tile, huge m).
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +80,74 @@ TEST_P(Segreduce, IndexOfMaxTakesTheLowerIndexOnTies) {
 
 TEST_P(Segreduce, MaximumSubarraySumKeepsOrder) {
   check_all<max_subarray<std::int32_t>>(ctx(), [](const std::int32_t* d, std::int64_t n) { return mss_element{d, n}; });
+}
+
+// Issue 28, item 5: results that must not vary do not. Every strategy, run twice, against the
+// host backend's result of the same input: integer operators bit for bit, Black-Scholes' double
+// sums within twice the bound of recursive summation in any order, (n - 1) 2^-53 sum |x| (and
+// the days' prices as each backend's math library computes them).
+template <class Op, class Make, class Same>
+void check_identical_runs(context& ctx, const std::vector<shape>& of, Make make, Same same) {
+  using T = typename Op::value_type;
+  for (const auto& [m, n] : of) {
+    const auto run = [&](context& on, const segreduce_options& o) {
+      auto f = make(on, m, n);
+      buffer<T> out(on, std::size_t(m));
+      const auto plan = segreduce(on, m, n, f.first, out.view(), Op{}, o);
+      return std::pair{out.to_vector(), plan.describe()};
+    };
+    context host(backend::host);
+    const auto baseline = run(host, {}).first;
+    for (const auto& options : strategies_for(n, sizeof(T)))
+      for (int again = 0; again < 2; ++again) {
+        const auto [got, plan] = run(ctx, options);
+        std::int64_t differ = 0;
+        for (std::int64_t k = 0; k < m; ++k) differ += !same(got[std::size_t(k)], baseline[std::size_t(k)], n);
+        EXPECT_EQ(differ, 0) << "m=" << m << " n=" << n << ", run " << again << ": " << plan;
+      }
+  }
+}
+
+// The functor over data held in `on`'s memory (kept alive beside it).
+template <class Element>
+auto over_ints(std::uint32_t range) {
+  return [range](context& on, std::int64_t m, std::int64_t n) {
+    auto data = std::make_shared<buffer<std::int32_t>>(on, std::span<const std::int32_t>(random_ints(m * n, std::uint64_t(m * 7 + n), range)));
+    return std::pair{Element{data->data(), n}, data};
+  };
+}
+
+template <class T>
+bool equal(const T& a, const T& b, std::int64_t) { return a == b; }
+
+const std::vector<shape> consistency_shapes = {{1, 300'007}, {1000, 37}, {4099, 3}, {200, 1000}, {97, 256}, {2, 2049}};
+
+TEST_P(Segreduce, IntegerResultsAreBitIdenticalAcrossStrategiesRunsAndBackends) {
+  check_identical_runs<plus<std::int32_t>>(ctx(), consistency_shapes, over_ints<row_element>(2001), equal<std::int32_t>);
+  check_identical_runs<arg_max<std::int32_t>>(ctx(), consistency_shapes, over_ints<indexed_element>(7),
+                                              equal<indexed<std::int32_t, std::int32_t>>);
+  check_identical_runs<max_subarray<std::int32_t>>(ctx(), consistency_shapes, over_ints<mss_element>(2001),
+                                                   equal<mss_quad<std::int32_t>>);
+}
+
+TEST_P(Segreduce, FloatSumsAgreeWithinTheSummationBoundAcrossStrategiesRunsAndBackends) {
+  const auto options = [](context& on, std::int64_t m, std::int64_t n) {
+    std::vector<double> r(static_cast<std::size_t>(m)), v(static_cast<std::size_t>(m));
+    for (std::int64_t s = 0; s < m; ++s) {
+      r[std::size_t(s)] = 0.01 + 0.04 * datasets::random_unit(6, 0, std::uint64_t(s));
+      v[std::size_t(s)] = 0.1 + 0.4 * datasets::random_unit(6, 1, std::uint64_t(s));
+    }
+    auto held = std::make_shared<std::pair<buffer<double>, buffer<double>>>(buffer<double>(on, std::span<const double>(r)),
+                                                                           buffer<double>(on, std::span<const double>(v)));
+    return std::pair{blackscholes_day{held->first.data(), held->second.data(), n}, held};
+  };
+  // Every day's price is positive, so sum |x| is the sum itself; 1e-13 more covers each day's
+  // price from CUDA's exp and sqrt against the host's (a few ulp each, at most ~100x through
+  // cnd's 1 - c).
+  const auto close = [](double a, double b, std::int64_t n) {
+    return std::fabs(a - b) <= (2 * double(std::max<std::int64_t>(n - 1, 0)) * 0x1p-53 + 1e-13) * std::fabs(b);
+  };
+  check_identical_runs<plus<double>>(ctx(), {{1, 100'003}, {37, 1000}, {3000, 17}, {257, 300}}, options, close);
 }
 
 TEST_P(Segreduce, BlackScholesFromIotaMatchesReference) {

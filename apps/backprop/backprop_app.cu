@@ -525,9 +525,23 @@ class backprop_app final : public app {
   std::vector<std::string> variants() const override { return {"segreduce", "rodinia"}; }
   std::vector<std::string> bench_presets() const override { return {"rodinia-65536", "2^20", "2^24"}; }
 
+  void check_params(const nlohmann::json& params) const override {
+    layer_param(params);
+    if (!params.contains("init") || !params["init"].is_string()) throw usage_error("parameter init must be a string");
+    parse_weight_init(params["init"]);
+  }
+  // The network's shape comes from its arrays (read_network checks them against each other);
+  // the manifest's layer_size must agree.
+  void check_arrays(const bundle& in) const override {
+    datasets::require_length(in, "input_units", layer_param(in.params()) + 1, "layer_size + 1");
+  }
+
   void generate(const gen_request& r) const override {
+    check_params(r.params);
     const std::int64_t layer = layer_param(r.params);
-    if (!r.params.contains("init") || !r.params["init"].is_string()) throw usage_error("parameter init must be a string");
+    // Two weight matrices (and their momentum terms) of 17 x (layer + 1) floats.
+    require_host_memory(checked_bytes(std::uint64_t(layer + 1), 4 * hidden_rows * sizeof(float), "backprop: layer_size"),
+                        "backprop: layer_size = " + std::to_string(layer));
     const network net = generate_network(layer, parse_weight_init(r.params["init"]), r.seed);
     datasets::bundle_writer out(r.output, "dataset", name());
     out.add<float>("input_units", net.input);
@@ -544,7 +558,7 @@ class backprop_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const bool rodinia = is_rodinia(r.variant);
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const network net = read_network(in);
     trained out;
     std::string plan;
@@ -578,7 +592,7 @@ class backprop_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto res = bundle::open(r.result, "result", name());
     const network net = read_network(in);
     const std::vector<std::int64_t> wshape = {hidden_rows, net.row()}, hshape = {hidden_rows, 2}, units = {hidden_rows}, one = {1};

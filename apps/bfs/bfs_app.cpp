@@ -51,6 +51,12 @@ graph_spec spec_of(const nlohmann::json& p) {
   s.distinct = int_param(p, "distinct", 0, 1) == 1;
   s.components = int_param(p, "components", 1, s.nodes);
   s.source = static_cast<i32>(int_param(p, "source", 0, s.nodes - 1));
+  // Every draw stores its edge both ways in int32 offsets: bounding the draws up front keeps gen
+  // from looping through 2^62 of them before it finds the graph too big.
+  const i64 most_draws = s.distinct ? std::min(s.max_neighbours, s.nodes) : s.max_neighbours;
+  if (most_draws > 0 && s.nodes > int32_max / 2 / most_draws)
+    throw usage_error("bfs: " + std::to_string(s.nodes) + " nodes drawing up to " + std::to_string(most_draws) +
+                      " neighbours each may store more than 2^31 - 1 edges");
   return s;
 }
 
@@ -165,7 +171,7 @@ rodinia_graph load_graph(const std::vector<fs::path>& inputs, const std::string&
     params = {{"file", inputs.front().string()}, {"format", "rodinia"}};
     return datasets::read_rodinia_graph(inputs.front());
   }
-  const auto in = bundle::open(inputs.front(), "dataset", "bfs");
+  const auto in = find_app("bfs").open_dataset(inputs.front());
   params = in.params();
   return graph_from_bundle(in);
 }
@@ -239,7 +245,15 @@ class bfs_app final : public app {
              "graphs have source 0)"}};
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  void check_arrays(const bundle& in) const override {
+    datasets::require_length(in, "offsets", spec_of(in.params()).nodes + 1, "nodes + 1");
+  }
+
   void generate(const gen_request& r) const override {
+    // Degrees, starts and cursors per node (the edges are bounded by spec_of).
+    require_host_memory(checked_bytes(std::uint64_t(spec_of(r.params).nodes), sizeof(i64) + 3 * sizeof(i32), "bfs: nodes"),
+                        "bfs: the nodes' degrees");
     const auto g = generate_graph(spec_of(r.params), r.seed);
     if (r.format == "rodinia") {
       datasets::write_rodinia_graph(r.output, g, random_weights(g.edge_count(), r.seed));

@@ -117,7 +117,7 @@ zone_files open_zone(const std::vector<fs::path>& inputs, const std::string& for
     for (const auto& f : files) z.in.push_back(streaming::raw_source(f, dtype::f32));
     return z;
   }
-  const auto b = bundle::open(inputs.front(), "dataset", "blackscholes");
+  const auto b = find_app("blackscholes").open_dataset(inputs.front());
   if (!spec_of(b.params()).zone) throw usage_error(inputs.front().string() + ": an FHPC17 dataset (this reads the ZOne form)");
   for (const auto& a : inputs_of_zone) z.in.push_back(streaming::bundle_source(b, a.name, dtype::f32));
   z.bundle = true;
@@ -168,9 +168,22 @@ class blackscholes_app final : public app {
   }
   std::vector<setting> run_settings() const override { return streaming::pipeline_settings(); }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  // Every array holds `options` values (FHPC17: rate and volatility; ZOne: the five inputs).
+  void check_arrays(const bundle& in) const override {
+    const auto s = spec_of(in.params());
+    if (!s.zone) {
+      for (const char* a : {"rate", "volatility"}) datasets::require_length(in, a, s.options, "options");
+    } else {
+      for (const auto& a : inputs_of_zone) datasets::require_length(in, a.name, s.options, "options");
+    }
+  }
+
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
     if (!s.zone) {
+      require_host_memory(checked_bytes(std::uint64_t(s.options), 2 * sizeof(double), "blackscholes: options"),
+                          "blackscholes: options = " + std::to_string(s.options));
       if (!r.format.empty()) throw usage_error("blackscholes: the FHPC17 form is a soac bundle only");
       const auto [rate, vol] = mb::blackscholes_options(s.options, r.seed);
       datasets::bundle_writer out(r.output, "dataset", name());
@@ -201,7 +214,7 @@ class blackscholes_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     if (r.format.empty()) {
-      const auto b = bundle::open(r.input, "dataset", name());
+      const auto b = open_dataset(r.input);
       if (!spec_of(b.params()).zone) return run_fhpc17(ctx, r, b);
     }
     const auto z = open_zone(r.inputs, r.format);
@@ -230,8 +243,6 @@ class blackscholes_app final : public app {
       throw usage_error("blackscholes: variants (streamed, serial) are for the ZOne form; the FHPC17 form runs segreduce");
     const auto s = spec_of(b.params());
     const auto rate = b.read<double>("rate"), vol = b.read<double>("volatility");
-    if (std::int64_t(rate.size()) != s.options || std::int64_t(vol.size()) != s.options)
-      throw input_error(b.dir().string() + ": rate and volatility must hold `options` = " + std::to_string(s.options) + " values");
     buffer<double> rd(ctx, std::span<const double>(rate)), vd(ctx, std::span<const double>(vol)), price(ctx, std::size_t(s.options));
     const auto plan = segreduce(ctx, s.options, s.days, mb::blackscholes_day{rd.data(), vd.data(), s.days}, price.view(), plus<double>{});
     datasets::bundle_writer out(r.output, "result", name());
@@ -246,7 +257,7 @@ class blackscholes_app final : public app {
   validate_report validate(const validate_request& r) const override {
     const auto res = bundle::open(r.result, "result", name());
     if (r.format.empty()) {
-      const auto b = bundle::open(r.input, "dataset", name());
+      const auto b = open_dataset(r.input);
       const auto s = spec_of(b.params());
       if (!s.zone) {
         const auto rate = b.read<double>("rate"), vol = b.read<double>("volatility");

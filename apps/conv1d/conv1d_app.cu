@@ -143,8 +143,12 @@ class conv1d_app final : public app {
     return s;
   }
 
+  static std::int64_t elements_of(const nlohmann::json& params) { return int_param(params, "elements", 0, std::int64_t{1} << 36); }
+  void check_params(const nlohmann::json& params) const override { elements_of(params); }
+  void check_arrays(const bundle& in) const override { datasets::require_length(in, "signal", elements_of(in.params()), "elements"); }
+
   void generate(const gen_request& r) const override {
-    const std::int64_t n = int_param(r.params, "elements", 0, std::int64_t{1} << 36);
+    const std::int64_t n = elements_of(r.params);
     auto fill = [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_signal(r.seed, at, b); };
     if (r.format == "raw") {
       streaming::write_generated(r.output, std::uint64_t(n) * 4, fill);
@@ -162,7 +166,7 @@ class conv1d_app final : public app {
       if (inputs.size() != 1) throw usage_error("conv1d: --format raw takes one -i FILE");
       return streaming::raw_source(inputs.front(), dtype::f32);
     }
-    return streaming::bundle_source(bundle::open(inputs.front(), "dataset", "conv1d"), "signal", dtype::f32);
+    return streaming::bundle_source(find_app("conv1d").open_dataset(inputs.front()), "signal", dtype::f32);
   }
 
   static filter filter_of(const nlohmann::json& settings) {
@@ -196,7 +200,7 @@ class conv1d_app final : public app {
   validate_report validate(const validate_request& r) const override {
     const auto res = bundle::open(r.result, "result", name());
     const auto x = open_signal(r.inputs, r.format);
-    const filter f = filter_of(res.params());
+    const filter f = params_of_file(res.dir() / "manifest.json", [&] { return filter_of(res.params()); });
     const std::int64_t n = streaming::element_count(x);
     const stream_source out = res.has("conv") ? streaming::bundle_source(res, "conv", dtype::f32)
                                               : stream_source::from_file(res.file_path("conv.f32"), 4, 0, n);

@@ -490,20 +490,36 @@ std::int64_t mod_floor(std::int64_t a, std::int64_t n) { return ((a % n) + n) % 
 
 }  // namespace
 
-inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed) {
-  const std::int64_t P = int_param(params, "particles", 1, std::int64_t{1} << 26);
-  const std::int64_t wanted_pairs = int_param(params, "pairs", 0, std::int64_t{1} << 30);
-  const std::int64_t wanted_lists = int_param(params, "lists", 0, std::int64_t{1} << 30);
-  const double density = real_param(params, "density", 1, 1000);
-  const int types = int(int_param(params, "types", 3, std::int64_t(atom_kinds.size())));
-  const int groups = int(int_param(params, "energy_groups", 1, 1024));
-  const double box = std::cbrt(double(P) / density);
+namespace {
+// The generator's parameters, checked (gen and every dataset a run opens).
+struct inl1100_spec {
+  std::int64_t P, wanted_pairs, wanted_lists;
+  double density;
+  int types, groups;
+  double box, rc;
+};
+
+inl1100_spec spec_of(const nlohmann::json& params) {
+  inl1100_spec s;
+  s.P = int_param(params, "particles", 1, std::int64_t{1} << 26);
+  s.wanted_pairs = int_param(params, "pairs", 0, std::int64_t{1} << 30);
+  s.wanted_lists = int_param(params, "lists", 0, std::int64_t{1} << 30);
+  s.density = real_param(params, "density", 1, 1000);
+  s.types = int(int_param(params, "types", 3, std::int64_t(atom_kinds.size())));
+  s.groups = int(int_param(params, "energy_groups", 1, 1024));
+  s.box = std::cbrt(double(s.P) / s.density);
   // Each particle sees 2 pairs / P neighbours on average, inside a sphere of radius rc.
-  const double rc = std::cbrt(3.0 * (2.0 * double(wanted_pairs) / double(P)) / (4.0 * pi * density));
-  if (!(rc < box / 2))
-    throw usage_error("gromacs gen: " + std::to_string(wanted_pairs) + " pairs among " + std::to_string(P) +
-                      " particles need a cut-off of " + std::to_string(rc) + " nm, not below half the box (" +
-                      std::to_string(box) + " nm): ask for fewer pairs or more particles");
+  s.rc = std::cbrt(3.0 * (2.0 * double(s.wanted_pairs) / double(s.P)) / (4.0 * pi * s.density));
+  if (!(s.rc < s.box / 2))
+    throw usage_error("gromacs gen: " + std::to_string(s.wanted_pairs) + " pairs among " + std::to_string(s.P) +
+                      " particles need a cut-off of " + std::to_string(s.rc) + " nm, not below half the box (" +
+                      std::to_string(s.box) + " nm): ask for fewer pairs or more particles");
+  return s;
+}
+}  // namespace
+
+inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed) {
+  const auto [P, wanted_pairs, wanted_lists, density, types, groups, box, rc] = spec_of(params);
 
   // A jittered lattice: P random sites of the smallest cube that holds them, each moved by up to
   // 0.15 spacings per axis, so no two particles are closer than 0.7 spacings.
@@ -785,6 +801,13 @@ class gromacs_app final : public app {
   }
   std::vector<std::string> bench_presets() const override { return {"paper"}; }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  // The lists and pairs are the generator's targets; the particles are exact (read_inl1100
+  // checks the arrays against each other).
+  void check_arrays(const datasets::bundle& in) const override {
+    datasets::require_length(in, "charge", spec_of(in.params()).P, "particles");
+  }
+
   void generate(const gen_request& r) const override {
     const inl1100_data d = generate_inl1100(r.params, r.seed);
     datasets::bundle_writer out(r.output, "dataset", name());
@@ -793,7 +816,7 @@ class gromacs_app final : public app {
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = datasets::bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const inl1100_data d = read_inl1100(in);
     device_system sys(ctx, d);
     const variant_spec v = parse_variant(r.variant, sys.race_factor());
@@ -822,7 +845,7 @@ class gromacs_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = datasets::bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto res = datasets::bundle::open(r.result, "result", name());
     const inl1100_data d = read_inl1100(in);
     const inl1100_output got{res.read<float>("faction"), res.read<float>("fshift"), res.read<float>("Vc"), res.read<float>("Vnb")};

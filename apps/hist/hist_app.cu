@@ -181,6 +181,7 @@ std::vector<typename Op::value_type> read_result(const bundle& b) {
 
 template <class Op>
 std::vector<typename Op::value_type> reference(const std::vector<u32>& in, std::int64_t H, std::int64_t rf) {
+  require_host_memory(checked_bytes(std::uint64_t(H), sizeof(typename Op::value_type), "hist: H"), "hist's reference of H = " + std::to_string(H) + " bins");
   std::vector<std::int64_t> bins(in.size());
   std::vector<typename Op::value_type> values(in.size());
   const u32 q = divisor(H, rf);
@@ -271,9 +272,20 @@ class hist_app final : public app {
     return s;
   }
 
+  // A dataset's (gen, run, validate): one H >= 1, one RF >= 1 (RF = 0 would divide by zero in
+  // the bin formula) and one operator, where bench's presets sweep every H, RF and op (0, all).
+  static micro_spec dataset_spec(const nlohmann::json& params) {
+    auto s = spec_of(params);
+    if (s.H < 1 || s.rf < 1) throw usage_error("hist: a dataset needs H >= 1 and RF >= 1 (0 sweeps them in bench only)");
+    with_op(s.op, [](auto) {});
+    return s;
+  }
+  void check_params(const nlohmann::json& params) const override { dataset_spec(params); }
+  void check_arrays(const bundle& in) const override { datasets::require_length(in, "input", dataset_spec(in.params()).n, "n"); }
+
   void generate(const gen_request& r) const override {
-    const auto s = spec_of(r.params);
-    if (s.H < 1 || s.rf < 1 || s.op == "all") throw usage_error("hist gen: needs one H >= 1, one RF >= 1 and one op");
+    const auto s = dataset_spec(r.params);
+    require_host_memory(checked_bytes(std::uint64_t(s.n), sizeof(u32), "hist: n"), "hist: n = " + std::to_string(s.n) + " inputs");
     std::vector<u32> in(std::size_t(s.n));
     datasets::fill_random_u32(in, r.seed, 0);
     datasets::bundle_writer out(r.output, "dataset", name());
@@ -282,14 +294,18 @@ class hist_app final : public app {
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
-    const auto s = spec_of(in.params());
+    const auto in = open_dataset(r.input);
+    const auto s = dataset_spec(in.params());
     const auto input = in.read<u32>("input");
     const std::string variant = r.variant.empty() ? "auto" : r.variant;
     std::ostringstream msg;
     with_op(s.op, [&](auto op) {
       using Op = decltype(op);
       using V = typename Op::value_type;
+      // The histogram and the input in the backend's memory and the histogram's copy on the host,
+      // refused before any is allocated.
+      const std::uint64_t histo_bytes = checked_bytes(std::uint64_t(s.H), sizeof(V), "hist: H");
+      ctx.require_memory(histo_bytes + input.size() * sizeof(u32), histo_bytes, "hist: H = " + std::to_string(s.H) + " bins");
       buffer<u32> d(ctx, std::span<const u32>(input));
       buffer<V> h(ctx, std::size_t(s.H));
       const micro_updates<Op> f{d.data(), fast_divisor(divisor(s.H, s.rf)), u32(s.rf)};
@@ -313,9 +329,9 @@ class hist_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto out = bundle::open(r.result, "result", name());
-    const auto s = spec_of(in.params());
+    const auto s = dataset_spec(in.params());
     const auto input = in.read<u32>("input");
     validate_report rep;
     with_op(s.op, [&](auto op) {

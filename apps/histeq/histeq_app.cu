@@ -160,7 +160,8 @@ struct video_input {
 void open_video(const std::vector<fs::path>& inputs, const std::string& format, const nlohmann::json& settings, video_input& v) {
   if (format == "raw") {
     if (inputs.size() != 1) throw usage_error("histeq: --format raw takes one -i FILE");
-    v.spec = spec_of({{"width", settings.at("width")}, {"height", settings.at("height")}, {"frames", 0}});
+    const auto setting = [&](const char* key) { return settings.contains(key) ? settings[key] : nlohmann::json(); };
+    v.spec = spec_of({{"width", setting("width")}, {"height", setting("height")}, {"frames", 0}});
     v.source = streaming::raw_source(inputs.front(), datasets::dtype::u8);
     const std::int64_t bytes = streaming::element_count(v.source);
     if (bytes % v.spec.pixels() != 0)
@@ -175,6 +176,7 @@ void open_video(const std::vector<fs::path>& inputs, const std::string& format, 
     const auto first = datasets::read_grey_image(files.front());
     v.spec = {first.width, first.height, std::int64_t(files.size())};
     if (v.spec.pixels() >= (std::int64_t{1} << 31)) throw input_error(files.front().string() + ": too large a frame");
+    require_host_memory(std::uint64_t(v.spec.pixels() * v.spec.frames), inputs.front().string() + ": the decoded frames");
     v.decoded.resize(std::size_t(v.spec.pixels() * v.spec.frames));
     std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -195,12 +197,10 @@ void open_video(const std::vector<fs::path>& inputs, const std::string& format, 
     v.source = stream_source::from_host(v.decoded.data(), 1, std::int64_t(v.decoded.size()));
     return;
   }
-  const auto in = bundle::open(inputs.front(), "dataset", "histeq");
+  const auto in = find_app("histeq").open_dataset(inputs.front());
   v.spec = spec_of(in.params());
   v.source = streaming::bundle_source(in, "video", datasets::dtype::u8);
   v.bundle = true;
-  if (streaming::element_count(v.source) != v.spec.pixels() * v.spec.frames)
-    throw input_error(in.path_of("video").string() + ": does not hold frames x height x width pixels");
 }
 
 stream_options histeq_options(stream_options o, const video_spec& s) {
@@ -281,6 +281,16 @@ class histeq_app final : public app {
     return s;
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  // The video's frames x height x width pixels, as the manifest says.
+  void check_arrays(const bundle& in) const override {
+    const auto s = spec_of(in.params());
+    const std::vector<std::int64_t> shape = {s.frames, s.height, s.width};
+    if (in.header("video").shape != shape)
+      throw input_error(in.path_of("video").string() + ": shape " + datasets::shape_string(in.header("video").shape) +
+                        ", but the manifest says frames x height x width = " + datasets::shape_string(shape));
+  }
+
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
     const auto bytes = std::uint64_t(s.pixels() * s.frames);
@@ -354,7 +364,8 @@ class histeq_app final : public app {
   validate_report validate(const validate_request& r) const override {
     const auto res = bundle::open(r.result, "result", name());
     video_input v;
-    open_video(r.inputs, r.format, res.params(), v);
+    // A raw video's frame size is the run's, as its result recorded it.
+    params_of_file(res.dir() / "manifest.json", [&] { open_video(r.inputs, r.format, res.params(), v); });
     const stream_source out = res.has("equalized") ? streaming::bundle_source(res, "equalized", datasets::dtype::u8)
                                                    : stream_source::from_file(res.file_path("equalized.raw"), 1, 0,
                                                                               v.spec.pixels() * v.spec.frames);

@@ -358,15 +358,29 @@ class histo_iterations : public first_plan {
 
 // Pixels fall in a 2D normal distribution around a point near the histogram's centre: a fraction
 // `core_fraction` with deviation `core` bins (the saturating peak), the rest with `spread`.
-parboil_histo_input generate_image(const nlohmann::json& p, std::uint64_t seed) {
-  parboil_histo_input in;
+struct image_spec {
+  parboil_histo_input shape;  // the sizes, no bins
+  double core, spread, core_fraction;
+};
+
+// The generator's parameters, checked (gen, and every dataset a run opens).
+image_spec spec_of(const nlohmann::json& p) {
+  image_spec s;
+  parboil_histo_input& in = s.shape;
   in.image_width = u32(int_param(p, "image_width", 1, 1 << 16));
   in.image_height = u32(int_param(p, "image_height", 1, 1 << 16));
   in.histo_width = u32(int_param(p, "histo_width", 1, UINT32_MAX));
   in.histo_height = u32(int_param(p, "histo_height", 1, UINT32_MAX));
   if (in.bin_count() >= (std::uint64_t{1} << 32)) throw usage_error("histo: histo_width * histo_height must be below 2^32");
-  const double core = real_param(p, "core", 0, 1e6), spread = real_param(p, "spread", 0, 1e6);
-  const double core_fraction = real_param(p, "core_fraction", 0, 1);
+  s.core = real_param(p, "core", 0, 1e6);
+  s.spread = real_param(p, "spread", 0, 1e6);
+  s.core_fraction = real_param(p, "core_fraction", 0, 1);
+  return s;
+}
+
+parboil_histo_input generate_image(const nlohmann::json& p, std::uint64_t seed) {
+  const auto [shape, core, spread, core_fraction] = spec_of(p);
+  parboil_histo_input in = shape;
   const double cx = std::floor(0.45 * in.histo_width), cy = std::floor(0.55 * in.histo_height);  // a bin's centre below
   const std::int64_t n = std::int64_t(in.image_width) * in.image_height;
   in.bins.resize(std::size_t(n));
@@ -410,6 +424,15 @@ class histo_app final : public app {
             {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"}};
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  void check_arrays(const bundle& b) const override {
+    const auto& in = spec_of(b.params()).shape;
+    const std::vector<std::int64_t> shape = {in.image_height, in.image_width};
+    if (b.header("image").shape != shape)
+      throw input_error(b.path_of("image").string() + ": shape " + datasets::shape_string(b.header("image").shape) +
+                        ", but the manifest says image_height x image_width = " + datasets::shape_string(shape));
+  }
+
   void generate(const gen_request& r) const override {
     check_format(r.format);
     const auto in = generate_image(r.params, r.seed);
@@ -425,7 +448,7 @@ class histo_app final : public app {
     check_format(format);
     if (inputs.size() != 1) throw usage_error("histo: give one input (-i), not " + std::to_string(inputs.size()));
     if (!format.empty()) return datasets::read_parboil_histo(inputs.front());
-    const auto b = bundle::open(inputs.front(), "dataset", name());
+    const auto b = open_dataset(inputs.front());
     const auto h = b.header("image");
     if (h.shape.size() != 2 || h.shape[0] > UINT32_MAX || h.shape[1] > UINT32_MAX)
       throw input_error(b.path_of("image").string() + ": expected a 2D image (height, width) of at most 2^32 - 1 each");
@@ -444,6 +467,10 @@ class histo_app final : public app {
     const auto v = parse_hist_variant(r.variant, formulations, name());
     const std::int64_t iterations = int_param(r.settings, "iterations", 1, std::int64_t{1} << 40);
     const std::int64_t window = int_param(r.settings, "window", 0, UINT32_MAX);
+    // 32-bit counts and 8-bit counters of every bin and the image in the backend's memory, and the
+    // counters' copy on the host, refused before any is allocated.
+    ctx.require_memory(checked_bytes(in.bin_count(), sizeof(u32) + 1, "histo: the bins") + in.bins.size() * sizeof(u32),
+                       in.bin_count(), "histo: " + std::to_string(in.bin_count()) + " bins");
     buffer<u32> image(ctx, std::span<const u32>(in.bins));
     histo_iterations it(ctx, v, image, in.bin_count(), window);
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {

@@ -783,7 +783,7 @@ struct loaded_pair {
 loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const std::string& format, bool truth_allowed) {
   loaded_pair p;
   if (format.empty() || format == "bundle") {
-    const auto in = datasets::bundle::open(inputs.front(), "dataset", "imgreg");
+    const auto in = find_app("imgreg").open_dataset(inputs.front());
     p.fixed = image_array(in, "fixed");
     p.moving = image_array(in, "moving");
     datasets::require_same_size(p.fixed, in.path_of("fixed"), p.moving, in.path_of("moving"));
@@ -841,6 +841,17 @@ class imgreg_app final : public app {
   }
   std::vector<setting> run_settings() const override {
     return {{"levels", 0, "intensity levels (histogram side levels + 3); 0: the dataset's, or 64 for image files"}};
+  }
+
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  // Both images of the manifest's height x width.
+  void check_arrays(const datasets::bundle& in) const override {
+    const pair_spec s = spec_of(in.params());
+    const std::vector<std::int64_t> shape = {s.height, s.width};
+    for (const char* name : {"fixed", "moving"})
+      if (in.header(name).shape != shape)
+        throw input_error(in.path_of(name).string() + ": shape " + datasets::shape_string(in.header(name).shape) +
+                          ", but the manifest says height x width = " + datasets::shape_string(shape));
   }
 
   void generate(const gen_request& r) const override {
@@ -912,7 +923,7 @@ class imgreg_app final : public app {
   validate_report validate(const validate_request& r) const override {
     const loaded_pair p = load_pair(r.inputs, r.format, true);
     const auto res = datasets::bundle::open(r.result, "result", name());
-    const int levels = int(int_param(res.params(), "levels", 2, 4093));
+    const int levels = params_of_file(r.result / "manifest.json", [&] { return int(int_param(res.params(), "levels", 2, 4093)); });
     if (!res.info().contains("transform")) throw input_error(r.result.string() + ": the result records no transform");
     const rigid_transform got = transform_from(res.info()["transform"], r.result.string());
     // Fixed-point sums are checked with their quantum, which may be no coarser than the one the

@@ -24,6 +24,7 @@
 //               there by one thread, centroids copied back (Rodinia 3.1's kmeans_cuda).
 // Every variant assigns with the same rule (lowest index on ties) and the same convergence test.
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -1372,8 +1373,8 @@ kmeans_spec spec_of(const nlohmann::json& params) {
   s.whole = int_param(params, "whole", 0, 1) == 1;
   s.parts = int_param(params, "parts", 0, 1) == 1;
   s.variants = string_param(params, "variants");
-  if (s.n * s.d > max_features)
-    throw usage_error("kmeans: n x d = " + std::to_string(s.n * s.d) + " features exceed the limit of 2^34");
+  if (s.d > max_features / s.n)  // n x d itself may overflow 64 bits
+    throw usage_error("kmeans: n x d = " + std::to_string(s.n) + " x " + std::to_string(s.d) + " features exceed the limit of 2^34");
   if (s.k > s.n) throw usage_error("kmeans: k = " + std::to_string(s.k) + " exceeds n = " + std::to_string(s.n) + " points");
   return s;
 }
@@ -1430,7 +1431,7 @@ loaded_points load_points(const std::vector<std::filesystem::path>& inputs, cons
   } else if (format == "rodinia-bin") {
     out.pts = datasets::read_rodinia_kmeans_binary(inputs[0]);
   } else {
-    const auto in = bundle::open(inputs[0], "dataset", "kmeans");
+    const auto in = find_app("kmeans").open_dataset(inputs[0]);
     const auto h = in.header("features");
     if (h.shape.size() != 2 || h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > max_points)
       throw input_error(in.path_of("features").string() + ": features must be an n x d array with n in [1, 2^31) and d >= 1, not " +
@@ -1537,8 +1538,19 @@ class kmeans_app final : public app {
             {"seed", 1, "random seed of kmeans++"}};
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  void check_arrays(const bundle& in) const override {
+    const auto s = spec_of(in.params());
+    const std::vector<std::int64_t> shape = {s.n, s.d};
+    if (in.header("features").shape != shape)
+      throw input_error(in.path_of("features").string() + ": shape " + datasets::shape_string(in.header("features").shape) +
+                        ", but the manifest says n x d = " + datasets::shape_string(shape));
+  }
+
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
+    require_host_memory(checked_bytes(std::uint64_t(s.n * s.d), sizeof(float), "kmeans: n x d"),
+                        "kmeans: n x d = " + std::to_string(s.n * s.d) + " features");
     const auto x = generate_points(s, r.seed);
     if (r.format == "rodinia") return datasets::write_rodinia_kmeans_text(r.output, s.n, s.d, x);
     if (r.format == "rodinia-bin") return datasets::write_rodinia_kmeans_binary(r.output, s.n, s.d, x);
@@ -1609,16 +1621,30 @@ class kmeans_app final : public app {
     const auto& params = res.params();
     const auto& info = res.info();
     auto bad = [&](const std::string& what) { return input_error(res.dir().string() + ": " + what); };
-    if (!params.contains("k") || !params["k"].is_number_integer() || !info.contains("objective") || !info.contains("distances"))
-      throw bad("the manifest lacks k, objective or distances (not a kmeans result?)");
+    if (!params.contains("k") || !params["k"].is_number_integer() || !info.contains("objective") || !info["objective"].is_number() ||
+        !info.contains("distances") || !info["distances"].is_string() || (info.contains("tf32") && !info["tf32"].is_boolean()) ||
+        (info.contains("iterations") && !info["iterations"].is_number_integer()))
+      throw bad("the manifest lacks k, objective, distances, tf32 or iterations of the right type (not a kmeans result?)");
     const std::int64_t k = params["k"].get<std::int64_t>();
     if (k < 1 || k > n) throw bad("k = " + std::to_string(k) + " does not fit the dataset's " + std::to_string(n) + " points");
+    // The run's configuration, as its result recorded it (the reference repeats the run).
+    const auto [threshold, max_iterations, init] = params_of_file(res.dir() / "manifest.json", [&] {
+      const nlohmann::json recorded = {{"threshold", params.value("threshold", nlohmann::json(0.001))},
+                                       {"max_iterations", params.value("max_iterations", nlohmann::json(500))},
+                                       {"init", params.value("init", nlohmann::json("first"))}};
+      const std::string init_text = string_param(recorded, "init");
+      parse_init(init_text);
+      return std::tuple{real_param(recorded, "threshold", 0, 1), int_param(recorded, "max_iterations", 1, 1'000'000'000), init_text};
+    });
     const auto centroids = res.read<float>("centroids"), initial = res.read<float>("initial_centroids");
     const auto membership = res.read<std::int32_t>("membership"), first = res.read<std::int32_t>("first_membership");
     if (centroids.size() != std::size_t(k * d) || initial.size() != std::size_t(k * d))
       throw bad("centroids are not k x d = " + std::to_string(k) + " x " + std::to_string(d));
     if (membership.size() != std::size_t(n) || first.size() != std::size_t(n))
       throw bad("memberships do not hold the dataset's " + std::to_string(n) + " points");
+    for (const auto* m : {&membership, &first})
+      if (const auto out = std::find_if(m->begin(), m->end(), [&](std::int32_t c) { return c < 0 || c >= k; }); out != m->end())
+        throw bad("point " + std::to_string(out - m->begin()) + " is in cluster " + std::to_string(*out) + ", outside [0, k)");
     const auto form = info["distances"] == "gemm" ? validate::kmeans_form::gemm : validate::kmeans_form::direct;
     const bool tf32 = info.value("tf32", false);
     const auto& x = data.pts.features;
@@ -1626,7 +1652,6 @@ class kmeans_app final : public app {
     bool ok = true;
 
     // The initial centroids: the first k points, or (kmeans++) points of the dataset.
-    const std::string init = params.value("init", "first");
     std::int64_t foreign = 0;
     if (init == "first") {
       foreign = std::memcmp(initial.data(), x.data(), initial.size() * sizeof(float)) == 0 ? 0 : k;
@@ -1663,8 +1688,6 @@ class kmeans_app final : public app {
 
     // The whole run against the reference's from the same initial centroids.
     const std::int64_t iterations = info.value("iterations", std::int64_t(0));
-    const double threshold = params.value("threshold", 0.001);
-    const std::int64_t max_iterations = params.value("max_iterations", std::int64_t(500));
     const double cost = double(n) * double(k) * double(d) * double(std::max<std::int64_t>(iterations, 1) + 1);
     std::string verdict;
     if (cost > reference_budget) {

@@ -55,9 +55,26 @@ class radixsort_app final : public app {
   std::vector<std::string> variants() const override { return {"digits", "one-bit"}; }
   std::vector<std::string> bench_presets() const override { return {"2^20", "2^22", "2^24", "2^26", "2^28"}; }
 
+  struct sort_spec {
+    std::int64_t n;
+    bool values;
+  };
+  static sort_spec spec_of(const nlohmann::json& params) {
+    return {int_param(params, "n", 0, std::int64_t{1} << 32), int_param(params, "values", 0, 1) != 0};
+  }
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+
+  // A dataset whose arrays agree with its manifest: n keys, and n values where it says values = 1.
+  void check_arrays(const bundle& in) const override {
+    const auto s = spec_of(in.params());
+    datasets::require_length(in, "keys", s.n, "n");
+    if (s.values) datasets::require_length(in, "values", s.n, "n");
+  }
+
   void generate(const gen_request& r) const override {
-    const std::int64_t n = int_param(r.params, "n", 0, std::int64_t{1} << 32);
-    const bool values = int_param(r.params, "values", 0, 1) != 0;
+    const auto [n, values] = spec_of(r.params);
+    require_host_memory(checked_bytes(std::uint64_t(n), 2 * sizeof(std::uint32_t), "radixsort: n"),
+                        "radixsort: n = " + std::to_string(n) + " keys");
     datasets::bundle_writer out(r.output, "dataset", name());
     out.add<std::uint32_t>("keys", random_keys(n, r.seed));
     if (values) {
@@ -69,7 +86,7 @@ class radixsort_app final : public app {
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto type = in.header("keys").type;
     if (type == datasets::dtype::u32) return run_typed<std::uint32_t>(ctx, in, r);
     if (type == datasets::dtype::i32) return run_typed<std::int32_t>(ctx, in, r);
@@ -81,8 +98,7 @@ class radixsort_app final : public app {
   template <class K>
   std::string run_typed(context& ctx, const bundle& in, const run_request& r) const {
     const auto options = radix_sort_options{parse_algorithm(r.variant)};
-    const bool has_values = in.has("values");
-    if (has_values) datasets::require_same_length(in, {"keys", "values"});
+    const bool has_values = spec_of(in.params()).values;
     auto keys_h = in.read<K>("keys");
     std::vector<value_t> values_h = has_values ? in.read<value_t>("values") : std::vector<value_t>{};
     buffer<K> keys(ctx, std::span<const K>(keys_h));
@@ -110,7 +126,7 @@ class radixsort_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto out = bundle::open(r.result, "result", name());
     const auto type = in.header("keys").type;
     if (type == datasets::dtype::u32) return validate_typed<std::uint32_t>(in, out);
@@ -124,7 +140,7 @@ class radixsort_app final : public app {
     const auto keys = in.read<K>("keys");
     const auto sorted = out.read<K>("keys");
     validate::report rep;
-    if (in.has("values")) {
+    if (spec_of(in.params()).values) {
       if (!out.has("values")) throw input_error(out.dir().string() + ": the dataset has values but the result has none");
       rep = validate::check_sort<K, value_t>(keys, sorted, in.read<value_t>("values"), out.read<value_t>("values"));
     } else {

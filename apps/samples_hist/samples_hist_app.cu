@@ -276,8 +276,13 @@ class samples_hist_app final : public app {
     return {{"raw", "any file, histogrammed byte by byte (-i FILE); gen writes the random bytes"}};
   }
 
+  static std::int64_t bytes_of(const nlohmann::json& params) { return int_param(params, "bytes", 0, std::int64_t(max_bytes)); }
+  void check_params(const nlohmann::json& params) const override { bytes_of(params); }
+  void check_arrays(const bundle& b) const override { datasets::require_length(b, "data", bytes_of(b.params()), "bytes"); }
+
   static std::vector<u8> random_bytes(const nlohmann::json& params, std::uint64_t seed) {
-    const std::int64_t n = int_param(params, "bytes", 0, std::int64_t(max_bytes));
+    const std::int64_t n = bytes_of(params);
+    require_host_memory(std::uint64_t(n), "samples-hist: bytes = " + std::to_string(n));
     std::vector<u8> b(static_cast<std::size_t>(n));
     u8* p = b.data();
     const std::uint64_t key = datasets::stream_key(seed, 0);
@@ -299,7 +304,7 @@ class samples_hist_app final : public app {
   std::vector<u8> load(const std::vector<std::filesystem::path>& inputs, const std::string& format) const {
     check_format(format);
     if (inputs.size() != 1) throw usage_error("samples-hist: give one input (-i), not " + std::to_string(inputs.size()));
-    if (format.empty()) return bundle::open(inputs.front(), "dataset", name()).read<u8>("data");
+    if (format.empty()) return open_dataset(inputs.front()).read<u8>("data");
     datasets::binary_reader in(inputs.front());
     if (in.size() > max_bytes)
       throw resource_error(inputs.front().string() + ": " + std::to_string(in.size()) +

@@ -210,8 +210,18 @@ class scan_app final : public app {
     return s;
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params, 0); }
+  void check_arrays(const bundle& in) const override {
+    const auto n = spec_of(in.params(), 0).n;
+    datasets::require_length(in, "values", n, "n");
+    datasets::require_length(in, "flags", n, "n");
+  }
+
   void generate(const gen_request& r) const override {
-    const auto d = make_data(spec_of(r.params, r.seed));
+    const auto s = spec_of(r.params, r.seed);
+    require_host_memory(checked_bytes(std::uint64_t(s.n), sizeof(value_t) + sizeof(flag_t), "scan: n"),
+                        "scan: n = " + std::to_string(s.n));
+    const auto d = make_data(s);
     datasets::bundle_writer out(r.output, "dataset", name());
     out.add<value_t>("values", d.values);
     out.add<flag_t>("flags", d.flags);
@@ -219,8 +229,7 @@ class scan_app final : public app {
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
-    datasets::require_same_length(in, {"values", "flags"});
+    const auto in = open_dataset(r.input);
     const std::string variant = r.variant.empty() ? "segscan" : r.variant;
     const auto v_h = in.read<value_t>("values");
     const auto f_h = in.read<flag_t>("flags");
@@ -247,9 +256,8 @@ class scan_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto out = bundle::open(r.result, "result", name());
-    datasets::require_same_length(in, {"values", "flags"});
     const auto values = in.read<value_t>("values");
     auto flags = in.read<flag_t>("flags");
     const std::string variant = out.info().value("variant", std::string("segscan"));

@@ -83,8 +83,21 @@ class scatter_app final : public app {
     return s;
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params, 0); }
+
+  // The dataset's arrays as its manifest says: dest of n, indexes and values of k.
+  void check_arrays(const bundle& in) const override {
+    const auto s = spec_of(in.params(), 0);
+    datasets::require_length(in, "dest", s.n, "n");
+    datasets::require_length(in, "indexes", s.k, "k");
+    datasets::require_length(in, "values", s.k, "k");
+  }
+
   void generate(const gen_request& r) const override {
     const auto spec = spec_of(r.params, r.seed);
+    require_host_memory(checked_bytes(std::uint64_t(spec.n), sizeof(value_t), "scatter: n") +
+                            checked_bytes(std::uint64_t(spec.k), sizeof(std::int64_t) + sizeof(value_t), "scatter: k"),
+                        "scatter: n = " + std::to_string(spec.n) + ", k = " + std::to_string(spec.k));
     datasets::bundle_writer out(r.output, "dataset", name());
     auto write_all = [&](auto d) {
       out.add<value_t>("dest", d.dest);
@@ -97,8 +110,7 @@ class scatter_app final : public app {
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
-    datasets::require_same_length(in, {"indexes", "values"});
+    const auto in = open_dataset(r.input);
     const auto type = in.header("indexes").type;
     if (type == datasets::dtype::i32) return run_typed<std::int32_t>(ctx, in, r);
     if (type == datasets::dtype::i64) return run_typed<std::int64_t>(ctx, in, r);
@@ -109,7 +121,7 @@ class scatter_app final : public app {
   template <class I>
   std::string run_typed(context& ctx, const bundle& in, const run_request& r) const {
     const std::string variant = r.variant.empty() ? "auto" : r.variant;
-    const int chunk = in.params().contains("chunk") ? int(int_param(in.params(), "chunk", 1, 1 << 20)) : 10;
+    const int chunk = int(int_param(in.params(), "chunk", 1, 1 << 20));
     auto dest_h = in.read<value_t>("dest");
     const auto idx_h = in.read<I>("indexes");
     const auto val_h = in.read<value_t>("values");
@@ -143,9 +155,8 @@ class scatter_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto out = bundle::open(r.result, "result", name());
-    datasets::require_same_length(in, {"indexes", "values"});
     const auto original = in.read<value_t>("dest");
     const auto result = out.read<value_t>("dest");
     const auto values = in.read<value_t>("values");

@@ -327,8 +327,22 @@ class segreduce_app final : public app {
     return s;
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  // Black-Scholes: m rates and volatilities (the days are computed); the others: m * n values.
+  void check_arrays(const bundle& in) const override {
+    const auto s = spec_of(in.params());
+    if (s.op == op_kind::blackscholes) {
+      datasets::require_length(in, "rate", s.m, "m");
+      datasets::require_length(in, "volatility", s.m, "m");
+    } else {
+      datasets::require_length(in, "data", s.m * s.n, "m * n");
+    }
+  }
+
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
+    require_host_memory(checked_bytes(std::uint64_t(s.m * s.n), sizeof(std::int32_t), "segreduce: m * n"),
+                        "segreduce: m * n = " + std::to_string(s.m * s.n));
     datasets::bundle_writer out(r.output, "dataset", name());
     if (s.op == op_kind::blackscholes) {
       const auto [rate, vol] = mb::blackscholes_options(s.m, r.seed);
@@ -346,21 +360,16 @@ class segreduce_app final : public app {
   static auto with_input(context& ctx, const bundle& in, const spec& s, Body body) {
     if (s.op == op_kind::blackscholes) {
       const auto rate = in.read<double>("rate"), vol = in.read<double>("volatility");
-      if (std::int64_t(rate.size()) != s.m || std::int64_t(vol.size()) != s.m)
-        throw input_error(in.dir().string() + ": rate and volatility must hold m = " + std::to_string(s.m) + " values");
       buffer<double> rd(ctx, std::span<const double>(rate)), vd(ctx, std::span<const double>(vol));
       return body(mb::blackscholes_day{rd.data(), vd.data(), s.n}, mb::blackscholes_day{rate.data(), vol.data(), s.n});
     }
     const auto data = in.read<std::int32_t>("data");
-    if (std::int64_t(data.size()) != s.m * s.n)
-      throw input_error(in.path_of("data").string() + ": holds " + std::to_string(data.size()) + " values, m * n = " +
-                        std::to_string(s.m * s.n));
     buffer<std::int32_t> d(ctx, std::span<const std::int32_t>(data));
     return body(mb::row_element{d.data(), s.n}, mb::row_element{data.data(), s.n});
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto s = spec_of(in.params());
     const auto strategy = parse_segreduce_strategy(r.variant.empty() ? "auto" : r.variant);
     double ms = 0;
@@ -404,7 +413,7 @@ class segreduce_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = bundle::open(r.input, "dataset", name());
+    const auto in = open_dataset(r.input);
     const auto res = bundle::open(r.result, "result", name());
     const auto s = spec_of(in.params());
     validate::report rep;
@@ -416,9 +425,6 @@ class segreduce_app final : public app {
       return {rep.ok(), rep.describe("segment results")};
     }
     const auto data = in.read<std::int32_t>("data");
-    if (std::int64_t(data.size()) != s.m * s.n)
-      throw input_error(in.path_of("data").string() + ": holds " + std::to_string(data.size()) + " values, m * n = " +
-                        std::to_string(s.m * s.n));
     const auto got = res.read<std::int32_t>("result");
     std::vector<std::int32_t> expected;
     if (s.op == op_kind::sum) {

@@ -180,6 +180,12 @@ class stream_app final : public app {
     return s;
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  void check_arrays(const datasets::bundle& in) const override {
+    const auto s = spec_of(in.params());
+    datasets::require_length(in, "values", s.bytes / std::int64_t(dtype_size(s.type)), "bytes / element size");
+  }
+
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
     if (r.format == "raw") {
@@ -204,10 +210,11 @@ class stream_app final : public app {
     std::int64_t bins = int_param(settings, "bins", 0, std::int64_t{1} << 24);
     if (format == "raw") {
       if (inputs.size() != 1) throw usage_error("stream: --format raw takes one -i FILE");
-      const dtype type = parse_element(settings.at("dtype").get<std::string>());
+      if (!settings.contains("dtype") || !settings["dtype"].is_string()) throw usage_error("stream: setting dtype must be a string");
+      const dtype type = parse_element(settings["dtype"].get<std::string>());
       return {streaming::raw_source(inputs.front(), type), type, bins ? bins : 256};
     }
-    const auto in = bundle::open(inputs.front(), "dataset", "stream");
+    const auto in = find_app("stream").open_dataset(inputs.front());
     const auto s = spec_of(in.params());
     return {streaming::bundle_source(in, "values", s.type), s.type, bins ? bins : s.bins};
   }
@@ -229,8 +236,8 @@ class stream_app final : public app {
 
   validate_report validate(const validate_request& r) const override {
     const auto res = bundle::open(r.result, "result", name());
-    nlohmann::json settings = res.params();
-    const auto in = open_input(r.inputs, r.format, settings);
+    // The run's settings, as its result recorded them.
+    const auto in = params_of_file(res.dir() / "manifest.json", [&] { return open_input(r.inputs, r.format, res.params()); });
     const auto expected = reference_counts(in.source, in.type, in.bins, false);
     const auto rep = validate::compare_exact(expected, res.read<std::uint64_t>("histo"));
     return {rep.ok(), rep.describe("bins")};

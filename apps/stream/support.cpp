@@ -1,5 +1,7 @@
 #include "apps/stream/support.hpp"
 
+#include "core/memory.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -66,6 +68,7 @@ void record_run(datasets::bundle_writer& out, const context& ctx, const nlohmann
 void write_generated(const fs::path& path, std::uint64_t bytes,
                      const std::function<void(std::uint64_t, std::span<std::uint8_t>)>& fill, std::string_view prefix) {
   constexpr std::uint64_t block = std::uint64_t{16} << 20;
+  require_file_space(path.string(), prefix.size() + bytes, "a generated file");
   detail::stream_output_file out(path);
   out.map(prefix.size() + bytes);
   if (!prefix.empty()) out.write_at(prefix.data(), prefix.size(), 0);

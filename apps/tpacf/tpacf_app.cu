@@ -320,10 +320,20 @@ datasets::sky_points generate_points(std::int64_t n, std::int64_t clusters, std:
   return p;
 }
 
+struct sky_spec {
+  std::int64_t n, R, clusters;
+};
+// The generator's parameters, checked (gen, and every dataset a run opens).
+sky_spec spec_of(const nlohmann::json& params) {
+  return {int_param(params, "points", 2, max_points), int_param(params, "randoms", 1, 10'000),
+          int_param(params, "clusters", 0, 1'000'000)};
+}
+
 sky generate_sky(const nlohmann::json& params, std::uint64_t seed) {
-  const std::int64_t n = int_param(params, "points", 2, max_points);
-  const std::int64_t R = int_param(params, "randoms", 1, 10'000);
-  const std::int64_t clusters = int_param(params, "clusters", 0, 1'000'000);
+  const auto [n, R, clusters] = spec_of(params);
+  // ra and dec of the data and the random sets, twice (the sets, then the bundle's arrays).
+  require_host_memory(checked_bytes(std::uint64_t(n), std::uint64_t(R + 1) * 4 * sizeof(float), "tpacf: points x randoms"),
+                      "tpacf: " + std::to_string(n) + " points in " + std::to_string(R) + " random sets");
   sky s;
   s.data = generate_points(n, clusters, seed, 0);
   for (std::int64_t r = 1; r <= R; ++r) s.randoms.push_back(generate_points(n, 0, seed, u64(r)));
@@ -449,6 +459,17 @@ class tpacf_app final : public app {
             {"randoms", 0, "random sets used, as Parboil's -n (0: all given or found)"}};
   }
 
+  void check_params(const nlohmann::json& params) const override { spec_of(params); }
+  void check_arrays(const bundle& b) const override {
+    const auto [n, R, clusters] = spec_of(b.params());
+    for (const char* a : {"data_ra", "data_dec"}) datasets::require_length(b, a, n, "points");
+    const std::vector<std::int64_t> shape = {R, n};
+    for (const char* a : {"random_ra", "random_dec"})
+      if (b.header(a).shape != shape)
+        throw input_error(b.path_of(a).string() + ": shape " + datasets::shape_string(b.header(a).shape) +
+                          ", but the manifest says randoms x points = " + datasets::shape_string(shape));
+  }
+
   void generate(const gen_request& r) const override {
     check_format(r.format);
     const sky s = generate_sky(r.params, r.seed);
@@ -497,8 +518,7 @@ class tpacf_app final : public app {
       for (const auto& f : files.randoms) s.randoms.push_back(datasets::read_parboil_points(f, s.points()));
     } else {
       if (inputs.size() != 1) throw usage_error("tpacf: a soac bundle is one input (-i)");
-      const auto b = bundle::open(inputs.front(), "dataset", name());
-      datasets::require_same_length(b, {"data_ra", "data_dec"});
+      const auto b = open_dataset(inputs.front());
       const auto h = b.header("random_ra");
       if (h.shape.size() != 2 || h.shape[1] != std::int64_t(b.header("data_ra").shape[0]) || b.header("random_dec").shape != h.shape)
         throw input_error(b.dir().string() + ": random_ra and random_dec must both be [randoms, points] with the data's points");
@@ -553,8 +573,11 @@ class tpacf_app final : public app {
 
   validate_report validate(const validate_request& r) const override {
     const auto out = bundle::open(r.result, "result", name());
-    const sky s = load(r.inputs, r.format, int_param(out.params(), "points", 2, max_points),
-                       int_param(out.params(), "randoms", 1, 10'000));
+    // The points and sets the run used, as its result recorded them.
+    const auto used = params_of_file(r.result / "manifest.json", [&] {
+      return std::pair{int_param(out.params(), "points", 2, max_points), int_param(out.params(), "randoms", 1, 10'000)};
+    });
+    const sky s = load(r.inputs, r.format, used.first, used.second);
     ref::pair_counts got;
     using counts_of = std::pair<const char*, ref::counts*>;
     for (const auto& [key, where] : {counts_of{"dd", &got.dd}, counts_of{"dr", &got.dr}, counts_of{"rr", &got.rr}}) {
