@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
+#include <string_view>
 #include <memory>
 #include <system_error>
 
@@ -20,12 +22,59 @@ namespace soac::datasets {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Where the pixels of a binary PGM/PPM ("P5"/"P6") begin, found as stb_image's PNM header parser
+// finds it: three numbers (width, height, maxval) after blanks and '#' comments, then one character.
+std::size_t pnm_data_offset(std::string_view file) {
+  std::size_t pos = 2;
+  const auto at_end = [&] { return pos >= file.size(); };
+  const auto next = [&] { return at_end() ? '\0' : file[pos++]; };
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
+  char c = next();
+  for (int field = 0; field < 3; ++field) {
+    while (true) {
+      while (!at_end() && is_space(c)) c = next();
+      if (at_end() || c != '#') break;
+      while (!at_end() && c != '\n' && c != '\r') c = next();
+    }
+    while (!at_end() && c >= '0' && c <= '9') c = next();
+  }
+  return pos;
+}
+
+// stb_image (the version Debian ships) accepts a binary PGM/PPM whose pixel data stops short and
+// leaves the missing pixels uninitialised; the header says how many bytes must follow it.
+void check_pnm_length(const fs::path& path, std::string_view file) {
+  if (file.size() < 2 || file[0] != 'P' || (file[1] != '5' && file[1] != '6')) return;
+  const auto* bytes = reinterpret_cast<const stbi_uc*>(file.data());
+  const int size = static_cast<int>(file.size());
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info_from_memory(bytes, size, &w, &h, &channels)) return;  // stbi_load says why
+  const std::uint64_t need = std::uint64_t(w) * std::uint64_t(h) * std::uint64_t(channels) *
+                             (stbi_is_16_bit_from_memory(bytes, size) ? 2 : 1);
+  const std::uint64_t have = file.size() - std::min(file.size(), pnm_data_offset(file));
+  if (have < need)
+    throw input_error(path.string() + ": truncated: the " + (file[1] == '5' ? "PGM" : "PPM") + " header promises " +
+                      std::to_string(w) + " x " + std::to_string(h) + " pixels (" + std::to_string(need) +
+                      " bytes) but only " + std::to_string(have) + " bytes follow it");
+}
+
+}  // namespace
+
 grey_image read_grey_image(const fs::path& path) {
   // Missing files and folders get the same messages as every other reader's.
   const std::uint64_t bytes = regular_file_size(path);
   if (bytes == 0) throw input_error(path.string() + ": empty file, not an image");
+  if (bytes > std::uint64_t(std::numeric_limits<int>::max()))
+    throw input_error(path.string() + ": " + std::to_string(bytes) + " bytes, more than stb_image reads (2 GiB)");
+  std::string file(static_cast<std::size_t>(bytes), '\0');
+  binary_reader(path).read_into(file.data(), bytes, "the image");
+  check_pnm_length(path, file);
   int w = 0, h = 0, channels = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.string().c_str(), &w, &h, &channels, 1), stbi_image_free);
+  std::unique_ptr<stbi_uc, void (*)(void*)> data(
+      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), static_cast<int>(file.size()), &w, &h, &channels, 1),
+      stbi_image_free);
   if (!data) {
     const char* why = stbi_failure_reason();
     throw input_error(path.string() + ": not an image that stb_image can read (" + (why ? why : "unknown reason") + ")");

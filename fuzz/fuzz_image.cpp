@@ -13,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::accepted([&] {
     const auto img = datasets::read_grey_image(dir / "in.img");
     if (img.size() <= 0 || static_cast<std::int64_t>(img.pixels.size()) != img.size()) std::abort();
+    if (img.size() > (1 << 20)) return;  // the writer's round trip is for small images (time per input)
     datasets::write_png(dir / "again.png", img);
     const auto back = datasets::read_grey_image(dir / "again.png");
     if (back.width != img.width || back.height != img.height || back.pixels != img.pixels) std::abort();

@@ -40,7 +40,8 @@ cmake --build "$build" -j "$(nproc)" "${build_targets[@]}"
 echo "fuzz: built ${#targets[@]} target(s) in $(( $(date +%s) - start )) s"
 
 mkdir -p "$build/crashes"
-scratch=$(mktemp -d)
+# The targets write each input to files: in memory (/dev/shm) where there is one.
+scratch=$(mktemp -d -p "$( [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")")
 trap 'rm -rf "$scratch"' EXIT
 # One thread: the host backend's OpenMP loops would otherwise take every core.
 export OMP_NUM_THREADS=1 TMPDIR="$scratch"
