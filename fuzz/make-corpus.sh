@@ -44,6 +44,16 @@ for spec in "${bundles[@]}"; do
   for f in "$out"/*.npy; do cp "$f" "$corpus/npy/$app-$preset-$(basename "$f")"; done
 done
 
+# Some with a result bundle (from soac run on the host backend) for validate to check.
+for name in scatter-tiny hist-tiny segreduce-mss histo-tiny bfs-tiny kmeans-tiny gromacs-tiny tpacf-tiny; do
+  app=${name%-*} out="$work/$name"
+  "$soac" run "$app" -i "$out" -o "$out.result" --backend host >/dev/null 2>&1 || { echo "make-corpus: soac run $app failed" >&2; exit 1; }
+  results=()
+  for f in "$out.result"/*; do [ "$(basename "$f")" = manifest.json ] || results+=("result/$f"); done
+  fuzz/pack-input.sh "$app" bundle -- "$out"/manifest.json "$out"/*.npy "result/$out.result/manifest.json" "${results[@]}" \
+    >"$corpus/app/$name-result"
+done
+
 # The originals' formats, through the apps and through their readers' own targets.
 gen histo --preset tiny --set image_width=9 --set image_height=7 --set histo_width=5 --set histo_height=4 --format parboil -o "$work/img.bin"
 fuzz/pack-input.sh histo parboil "set: iterations=2" -- "$work/img.bin" >"$corpus/app/histo-parboil"
