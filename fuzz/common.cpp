@@ -31,11 +31,15 @@ fs::path fresh_dir(std::string_view sub) {
   return d;
 }
 
-void write_bytes(const fs::path& path, std::string_view bytes) {
+bool write_bytes(const fs::path& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) std::abort();  // the scratch folder must be writable; nothing to fuzz otherwise
+  return static_cast<bool>(out);
+}
+
+void write_bytes_or_abort(const fs::path& path, std::string_view bytes) {
+  if (!write_bytes(path, bytes)) std::abort();  // the scratch folder must be writable; nothing to fuzz otherwise
 }
 
 void note_rejection(const char* what) {

@@ -25,8 +25,10 @@ const std::filesystem::path& scratch_dir();
 // Empties scratch_dir() / sub (creating it) and returns it: each input starts from nothing.
 std::filesystem::path fresh_dir(std::string_view sub);
 
-// Writes `bytes` to `path` (whole, replacing what was there).
-void write_bytes(const std::filesystem::path& path, std::string_view bytes);
+// Writes `bytes` to `path` (whole, replacing what was there); false when it cannot (a fuzzed file
+// name too long for the file system, say). write_bytes_or_abort: for names a target chose.
+bool write_bytes(const std::filesystem::path& path, std::string_view bytes);
+void write_bytes_or_abort(const std::filesystem::path& path, std::string_view bytes);
 
 inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};

@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool to_result = name.starts_with("result/");
     if (to_result && !result_given) fs::create_directories(given_result);
     result_given |= to_result;
-    fuzz::write_bytes(to_result ? given_result / name.substr(7) : files / name, bytes);
+    if (!fuzz::write_bytes(to_result ? given_result / name.substr(7) : files / name, bytes)) return -1;
   }
   std::vector<fs::path> inputs;
   for (const auto& i : in.inputs) inputs.push_back(i == "." ? files : files / i);

@@ -9,7 +9,7 @@ using namespace soac;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto dir = fuzz::fresh_dir("image");
-  fuzz::write_bytes(dir / "in.img", fuzz::as_text(data, size));
+  fuzz::write_bytes_or_abort(dir / "in.img", fuzz::as_text(data, size));
   fuzz::accepted([&] {
     const auto img = datasets::read_grey_image(dir / "in.img");
     if (img.size() <= 0 || static_cast<std::int64_t>(img.pixels.size()) != img.size()) std::abort();

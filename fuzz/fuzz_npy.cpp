@@ -20,7 +20,7 @@ void read_as(const std::filesystem::path& path, const datasets::npy_header& h) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto path = fuzz::fresh_dir("npy") / "a.npy";
-  fuzz::write_bytes(path, fuzz::as_text(data, size));
+  fuzz::write_bytes_or_abort(path, fuzz::as_text(data, size));
   fuzz::accepted([&] {
     const auto h = datasets::read_npy_header(path);
     using datasets::dtype;

@@ -9,7 +9,7 @@ using namespace soac;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto dir = fuzz::fresh_dir("histo");
-  fuzz::write_bytes(dir / "img.bin", fuzz::as_text(data, size));
+  fuzz::write_bytes_or_abort(dir / "img.bin", fuzz::as_text(data, size));
   fuzz::accepted([&] {
     const auto in = datasets::read_parboil_histo(dir / "img.bin");
     datasets::write_parboil_histo(dir / "again.bin", in);

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::int64_t count = data[0] % 8;
   const auto dir = fuzz::fresh_dir("tpacf");
-  fuzz::write_bytes(dir / "Datapnts.1", fuzz::as_text(data + 1, size - 1));
+  fuzz::write_bytes_or_abort(dir / "Datapnts.1", fuzz::as_text(data + 1, size - 1));
   fuzz::accepted([&] {
     const auto p = datasets::read_parboil_points(dir / "Datapnts.1", count);
     if (count != 0 && static_cast<std::int64_t>(p.size()) != count) std::abort();

@@ -8,7 +8,7 @@ using namespace soac;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto dir = fuzz::fresh_dir("graph");
-  fuzz::write_bytes(dir / "graph.txt", fuzz::as_text(data, size));
+  fuzz::write_bytes_or_abort(dir / "graph.txt", fuzz::as_text(data, size));
   fuzz::accepted([&] {
     const auto g = datasets::read_rodinia_graph(dir / "graph.txt");
     datasets::write_rodinia_graph(dir / "again.txt", g);

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const bool binary = data[0] & 1;
   const auto dir = fuzz::fresh_dir("kmeans");
-  fuzz::write_bytes(dir / "points", fuzz::as_text(data + 1, size - 1));
+  fuzz::write_bytes_or_abort(dir / "points", fuzz::as_text(data + 1, size - 1));
   fuzz::accepted([&] {
     const auto read = binary ? datasets::read_rodinia_kmeans_binary : datasets::read_rodinia_kmeans_text;
     const auto write = binary ? datasets::write_rodinia_kmeans_binary : datasets::write_rodinia_kmeans_text;
