@@ -43,16 +43,21 @@ std::size_t pnm_data_offset(std::string_view file) {
   return pos;
 }
 
-// stb_image (the version Debian ships) accepts a binary PGM/PPM whose pixel data stops short and
-// leaves the missing pixels uninitialised; the header says how many bytes must follow it.
-void check_pnm_length(const fs::path& path, std::string_view file) {
+// Two faults of stb_image's PNM reader (the version Debian ships) kept away from it: it accepts a
+// binary PGM/PPM whose pixel data stops short and leaves the missing pixels uninitialised (the
+// header says how many bytes must follow it), and it reads past its buffer when it turns a
+// 16-bit PPM into grey (8-bit channel conversion on 16-bit samples).
+void check_pnm(const fs::path& path, std::string_view file) {
   if (file.size() < 2 || file[0] != 'P' || (file[1] != '5' && file[1] != '6')) return;
   const auto* bytes = reinterpret_cast<const stbi_uc*>(file.data());
   const int size = static_cast<int>(file.size());
   int w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(bytes, size, &w, &h, &channels)) return;  // stbi_load says why
-  const std::uint64_t need = std::uint64_t(w) * std::uint64_t(h) * std::uint64_t(channels) *
-                             (stbi_is_16_bit_from_memory(bytes, size) ? 2 : 1);
+  const bool wide = stbi_is_16_bit_from_memory(bytes, size);
+  if (wide && channels != 1)
+    throw input_error(path.string() + ": a 16-bit colour PPM is not supported (stb_image misreads it); save it with 8 bits "
+                      "per sample or as a grey PGM");
+  const std::uint64_t need = std::uint64_t(w) * std::uint64_t(h) * std::uint64_t(channels) * (wide ? 2 : 1);
   const std::uint64_t have = file.size() - std::min(file.size(), pnm_data_offset(file));
   if (have < need)
     throw input_error(path.string() + ": truncated: the " + (file[1] == '5' ? "PGM" : "PPM") + " header promises " +
@@ -70,7 +75,7 @@ grey_image read_grey_image(const fs::path& path) {
     throw input_error(path.string() + ": " + std::to_string(bytes) + " bytes, more than stb_image reads (2 GiB)");
   std::string file(static_cast<std::size_t>(bytes), '\0');
   binary_reader(path).read_into(file.data(), bytes, "the image");
-  check_pnm_length(path, file);
+  check_pnm(path, file);
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> data(
       stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), static_cast<int>(file.size()), &w, &h, &channels, 1),

@@ -99,6 +99,7 @@ head = b"BM" + struct.pack("<IHHI", 54 + len(body), 0, 0, 54) + struct.pack("<Ii
 open(os.path.join(d, "rgb.bmp"), "wb").write(head + body)
 tga = struct.pack("<BBBHHBHHHHBB", 0, 0, 3, 0, 0, 0, 0, 0, w, h, 8, 0) + px
 open(os.path.join(d, "grey.tga"), "wb").write(tga)
+open(os.path.join(d, "wide.ppm"), "wb").write(b"P6 2 1 65535 " + bytes([16] * 12))
 PY
 
 # Option texts: the first byte picks the app and preset, then one value per line.
