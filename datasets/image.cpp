@@ -24,45 +24,60 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Where the pixels of a binary PGM/PPM ("P5"/"P6") begin, found as stb_image's PNM header parser
-// finds it: three numbers (width, height, maxval) after blanks and '#' comments, then one character.
-std::size_t pnm_data_offset(std::string_view file) {
+// A binary PGM/PPM ("P5"/"P6") header read as stb_image's PNM reader reads it: three numbers
+// (width, height, maxval) after blanks and '#' comments, then one character before the pixels.
+struct pnm_header {
+  std::uint64_t width = 0, height = 0, maxval = 0;
+  std::size_t data_offset = 0;
+};
+
+pnm_header read_pnm_header(std::string_view file) {
+  pnm_header h;
   std::size_t pos = 2;
   const auto at_end = [&] { return pos >= file.size(); };
   const auto next = [&] { return at_end() ? '\0' : file[pos++]; };
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
   char c = next();
-  for (int field = 0; field < 3; ++field) {
+  for (std::uint64_t* field : {&h.width, &h.height, &h.maxval}) {
     while (true) {
       while (!at_end() && is_space(c)) c = next();
       if (at_end() || c != '#') break;
       while (!at_end() && c != '\n' && c != '\r') c = next();
     }
-    while (!at_end() && c >= '0' && c <= '9') c = next();
+    // Saturates far above any limit below, so no digit string overflows.
+    while (!at_end() && c >= '0' && c <= '9') {
+      *field = std::min<std::uint64_t>(*field * 10 + std::uint64_t(c - '0'), std::uint64_t{1} << 40);
+      c = next();
+    }
   }
-  return pos;
+  h.data_offset = pos;
+  return h;
 }
 
-// Two faults of stb_image's PNM reader (the version Debian ships) kept away from it: it accepts a
-// binary PGM/PPM whose pixel data stops short and leaves the missing pixels uninitialised (the
-// header says how many bytes must follow it), and it reads past its buffer when it turns a
-// 16-bit PPM into grey (8-bit channel conversion on 16-bit samples).
+// Faults of stb_image's PNM reader (the version Debian ships) kept away from it: it overflows an
+// int on a header number of ten digits or more (undefined behaviour), accepts pixel data that
+// stops short of what the header promises and leaves the missing pixels uninitialised, and reads
+// past its buffer when it turns a 16-bit PPM into grey (8-bit channel conversion on 16-bit data).
 void check_pnm(const fs::path& path, std::string_view file) {
   if (file.size() < 2 || file[0] != 'P' || (file[1] != '5' && file[1] != '6')) return;
-  const auto* bytes = reinterpret_cast<const stbi_uc*>(file.data());
-  const int size = static_cast<int>(file.size());
-  int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_memory(bytes, size, &w, &h, &channels)) return;  // stbi_load says why
-  const bool wide = stbi_is_16_bit_from_memory(bytes, size);
+  const char* kind = file[1] == '5' ? "PGM" : "PPM";
+  const pnm_header h = read_pnm_header(file);
+  const auto bad = [&](const std::string& why) { throw input_error(path.string() + ": " + kind + " " + why); };
+  constexpr std::uint64_t max_side = std::uint64_t{1} << 24;  // stb_image's STBI_MAX_DIMENSIONS
+  if (h.width > max_side || h.height > max_side)
+    bad("header: " + std::to_string(h.width) + " x " + std::to_string(h.height) + " pixels, more than " +
+        std::to_string(max_side) + " on a side");
+  if (h.maxval > 65535) bad("header: maximum value " + std::to_string(h.maxval) + " is above 65535");
+  const bool wide = h.maxval > 255;
+  const std::uint64_t channels = file[1] == '5' ? 1 : 3;
   if (wide && channels != 1)
-    throw input_error(path.string() + ": a 16-bit colour PPM is not supported (stb_image misreads it); save it with 8 bits "
-                      "per sample or as a grey PGM");
-  const std::uint64_t need = std::uint64_t(w) * std::uint64_t(h) * std::uint64_t(channels) * (wide ? 2 : 1);
-  const std::uint64_t have = file.size() - std::min(file.size(), pnm_data_offset(file));
+    bad("with 16-bit samples is not supported (stb_image misreads it); save it with 8 bits per sample or as a grey PGM");
+  const std::uint64_t need = h.width * h.height * channels * (wide ? 2 : 1);
+  const std::uint64_t have = file.size() - std::min(file.size(), h.data_offset);
   if (have < need)
-    throw input_error(path.string() + ": truncated: the " + (file[1] == '5' ? "PGM" : "PPM") + " header promises " +
-                      std::to_string(w) + " x " + std::to_string(h) + " pixels (" + std::to_string(need) +
-                      " bytes) but only " + std::to_string(have) + " bytes follow it");
+    throw input_error(path.string() + ": truncated: the " + kind + " header promises " + std::to_string(h.width) + " x " +
+                      std::to_string(h.height) + " pixels (" + std::to_string(need) + " bytes) but only " +
+                      std::to_string(have) + " bytes follow it");
 }
 
 }  // namespace

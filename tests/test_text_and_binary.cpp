@@ -162,7 +162,15 @@ TEST_F(Formats, PnmLengthBoundary) {
 // 16-bit colour PPM into grey; such files are refused.
 TEST_F(Formats, WideColourPpmIsAnInputError) {
   EXPECT_NE(message_of([&] { read_grey_image(write("wide.ppm", "P6 2 1 65535 " + std::string(12, '\x10'))); })
-                .find("wide.ppm: a 16-bit colour PPM is not supported"),
+                .find("wide.ppm: PPM with 16-bit samples is not supported"),
+            std::string::npos);
+}
+
+// fuzz_image: stb_image's header parser overflowed an int (undefined behaviour) on a long number.
+TEST_F(Formats, PnmHeaderNumbersAreBounded) {
+  EXPECT_NE(message_of([&] { read_grey_image(write("long.pgm", "P5 2 2555252552 255 abcd")); }).find("more than 16777216 on a side"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { read_grey_image(write("deep.pgm", "P5 2 2 99999999999999999999 abcd")); }).find("maximum value"),
             std::string::npos);
 }
 
