@@ -60,7 +60,7 @@ for t in "${targets[@]}"; do
   leaks=1
   case $t in app | options) leaks=0 ;; esac
   # shellcheck disable=SC2086
-  "$build/fuzz/fuzz_$t" -detect_leaks=$leaks -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=$leaks" "$build/fuzz/fuzz_$t" -detect_leaks=$leaks -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/crashes/$t-" ${SOAC_FUZZ_ARGS:-} "$work" "fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
   set -e

@@ -1619,6 +1619,13 @@ class kmeans_app final : public app {
       throw bad("centroids are not k x d = " + std::to_string(k) + " x " + std::to_string(d));
     if (membership.size() != std::size_t(n) || first.size() != std::size_t(n))
       throw bad("memberships do not hold the dataset's " + std::to_string(n) + " points");
+    // A result's clusters index its centroids (a fuzzed one read outside them: fuzz_app).
+    for (const auto* m : {&membership, &first})
+      for (std::size_t p = 0; p < m->size(); ++p)
+        if ((*m)[p] < 0 || (*m)[p] >= k)
+          throw bad("point " + std::to_string(p) + "'s cluster " + std::to_string((*m)[p]) + " is outside [0, k = " +
+                    std::to_string(k) + ")");
+    if (!info["objective"].is_number()) throw bad("the objective is not a number");
     const auto form = info["distances"] == "gemm" ? validate::kmeans_form::gemm : validate::kmeans_form::direct;
     const bool tf32 = info.value("tf32", false);
     const auto& x = data.pts.features;
