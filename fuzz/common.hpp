@@ -56,4 +56,18 @@ bool accepted(F&& f) {
   return false;
 }
 
+// The target of a reader whose format soac also writes: the input becomes the file
+// scratch_dir()/sub/name, `read(path)` reads it, and what it accepts must survive
+// `write(value, path)` then `read` again unchanged (`same(a, b)`); a difference aborts.
+template <class Read, class Write, class Same>
+void check_round_trip(std::string_view sub, const char* name, std::string_view bytes, Read read, Write write, Same same) {
+  const auto dir = fresh_dir(sub);
+  write_bytes_or_abort(dir / name, bytes);
+  accepted([&] {
+    const auto value = read(dir / name);
+    if (!write(value, dir / "again")) return;  // the target chose not to write this one back
+    if (!same(value, read(dir / "again"))) std::abort();
+  });
+}
+
 }  // namespace soac::fuzz

@@ -6,17 +6,17 @@
 #include "fuzz/common.hpp"
 
 using namespace soac;
+using datasets::grey_image;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto dir = fuzz::fresh_dir("image");
-  fuzz::write_bytes_or_abort(dir / "in.img", fuzz::as_text(data, size));
-  fuzz::accepted([&] {
-    const auto img = datasets::read_grey_image(dir / "in.img");
-    if (img.size() <= 0 || static_cast<std::int64_t>(img.pixels.size()) != img.size()) std::abort();
-    if (img.size() > (1 << 20)) return;  // the writer's round trip is for small images (time per input)
-    datasets::write_png(dir / "again.png", img);
-    const auto back = datasets::read_grey_image(dir / "again.png");
-    if (back.width != img.width || back.height != img.height || back.pixels != img.pixels) std::abort();
-  });
+  fuzz::check_round_trip(
+      "image", "in.img", fuzz::as_text(data, size), datasets::read_grey_image,
+      [](const grey_image& img, const std::filesystem::path& path) {
+        if (img.size() <= 0 || static_cast<std::int64_t>(img.pixels.size()) != img.size()) std::abort();
+        if (img.size() > (1 << 20)) return false;  // the writer's round trip is for small images (time per input)
+        datasets::write_png(path, img);
+        return true;
+      },
+      [](const grey_image& a, const grey_image& b) { return a.width == b.width && a.height == b.height && a.pixels == b.pixels; });
   return 0;
 }

@@ -6,16 +6,19 @@
 #include "fuzz/common.hpp"
 
 using namespace soac;
+using datasets::parboil_histo_input;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto dir = fuzz::fresh_dir("histo");
-  fuzz::write_bytes_or_abort(dir / "img.bin", fuzz::as_text(data, size));
-  fuzz::accepted([&] {
-    const auto in = datasets::read_parboil_histo(dir / "img.bin");
-    datasets::write_parboil_histo(dir / "again.bin", in);
-    if (datasets::regular_file_size(dir / "again.bin") != size) std::abort();
-    const auto back = datasets::read_parboil_histo(dir / "again.bin");
-    if (back.bins != in.bins || back.bin_count() != in.bin_count()) std::abort();
-  });
+  fuzz::check_round_trip(
+      "histo", "img.bin", fuzz::as_text(data, size), datasets::read_parboil_histo,
+      [&](const parboil_histo_input& in, const std::filesystem::path& path) {
+        datasets::write_parboil_histo(path, in);
+        if (datasets::regular_file_size(path) != size) std::abort();
+        return true;
+      },
+      [](const parboil_histo_input& a, const parboil_histo_input& b) {
+        return a.bins == b.bins && a.image_width == b.image_width && a.histo_width == b.histo_width &&
+               a.bin_count() == b.bin_count();
+      });
   return 0;
 }

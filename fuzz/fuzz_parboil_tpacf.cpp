@@ -6,18 +6,18 @@
 #include "fuzz/common.hpp"
 
 using namespace soac;
+using datasets::sky_points;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::int64_t count = data[0] % 8;
-  const auto dir = fuzz::fresh_dir("tpacf");
-  fuzz::write_bytes_or_abort(dir / "Datapnts.1", fuzz::as_text(data + 1, size - 1));
-  fuzz::accepted([&] {
-    const auto p = datasets::read_parboil_points(dir / "Datapnts.1", count);
-    if (count != 0 && static_cast<std::int64_t>(p.size()) != count) std::abort();
-    datasets::write_parboil_points(dir / "again", p.ra, p.dec);
-    const auto back = datasets::read_parboil_points(dir / "again");
-    if (back.ra != p.ra || back.dec != p.dec) std::abort();
-  });
+  fuzz::check_round_trip(
+      "tpacf", "Datapnts.1", fuzz::as_text(data + 1, size - 1),
+      [&](const std::filesystem::path& path) { return datasets::read_parboil_points(path, path.filename() == "again" ? 0 : count); },
+      [&](const sky_points& p, const std::filesystem::path& path) {
+        if (count != 0 && static_cast<std::int64_t>(p.size()) != count) std::abort();
+        return datasets::write_parboil_points(path, p.ra, p.dec), true;
+      },
+      [](const sky_points& a, const sky_points& b) { return a.ra == b.ra && a.dec == b.dec; });
   return 0;
 }

@@ -5,15 +5,14 @@
 #include "fuzz/common.hpp"
 
 using namespace soac;
+using datasets::rodinia_graph;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto dir = fuzz::fresh_dir("graph");
-  fuzz::write_bytes_or_abort(dir / "graph.txt", fuzz::as_text(data, size));
-  fuzz::accepted([&] {
-    const auto g = datasets::read_rodinia_graph(dir / "graph.txt");
-    datasets::write_rodinia_graph(dir / "again.txt", g);
-    const auto back = datasets::read_rodinia_graph(dir / "again.txt");
-    if (back.start != g.start || back.degree != g.degree || back.edges != g.edges || back.source != g.source) std::abort();
-  });
+  fuzz::check_round_trip(
+      "graph", "graph.txt", fuzz::as_text(data, size), datasets::read_rodinia_graph,
+      [](const rodinia_graph& g, const std::filesystem::path& path) { return datasets::write_rodinia_graph(path, g), true; },
+      [](const rodinia_graph& a, const rodinia_graph& b) {
+        return a.start == b.start && a.degree == b.degree && a.edges == b.edges && a.source == b.source;
+      });
   return 0;
 }
