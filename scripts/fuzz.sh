@@ -66,6 +66,10 @@ for t in "${targets[@]}"; do
   set -e
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  if [ -z "$execs" ]; then  # -fork mode prints no final stats, only progress lines "#N: ... exec/s R ..."
+    execs=$(sed -n 's/^#\([0-9]*\): .*/\1/p' "$log" | tail -1)
+    rate=$(sed -n 's/^#[0-9]*: .* exec\/s \([0-9]*\) .*/\1/p' "$log" | tail -1)
+  fi
   if [ $rc -eq 0 ]; then
     result="ok"
   else
