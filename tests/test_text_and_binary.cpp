@@ -132,6 +132,13 @@ TEST_F(Formats, BundlesCarryExtraFiles) {
   EXPECT_FALSE(fs::exists(dir_ / "r" / "out.txt"));
 }
 
+// fuzz_app: a bundle whose manifest.json is a folder escaped as std::ios_base::failure (the CLI's
+// internal error, exit 6); now an input error.
+TEST_F(Formats, ManifestThatIsAFolderIsAnInputError) {
+  fs::create_directories(dir_ / "b" / "manifest.json");
+  EXPECT_NE(message_of([&] { bundle::open(dir_ / "b"); }).find("manifest.json: is a folder, not a manifest file"), std::string::npos);
+}
+
 // fuzz_image: a 17-byte PGM whose header promised 5252 x 5255 pixels was decoded by stb_image
 // into 27 MB of uninitialised pixels (a hang in the fuzzer, garbage for a user).
 TEST_F(Formats, TruncatedPgmIsAnInputError) {
