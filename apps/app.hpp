@@ -127,12 +127,18 @@ class app {
   // is an input_error naming the manifest: the file is wrong, not the command line) and its
   // arrays with check_arrays().
   datasets::bundle open_dataset(const std::filesystem::path& dir) const;
+  // usage_error unless `variant` is empty, one of variants(), or NAME,SETTINGS for an app that
+  // takes variant settings (the settings themselves are the app's to check when it runs).
+  void check_variant(std::string_view variant) const;
 };
 
 void register_app(std::unique_ptr<app> a);
 // Throws usage_error naming the known apps.
 const app& find_app(std::string_view name);
 std::vector<const app*> all_apps();
+
+// --set's KEY=VALUE texts as a map (a later KEY wins); usage_error for one without '=' or key.
+std::map<std::string, std::string> parse_overrides(const std::vector<std::string>& assignments);
 
 // "1e7", "2^20", "1000000", "0.25" -> a JSON number (integer when exact).
 nlohmann::json parse_number(std::string_view key, std::string_view text);

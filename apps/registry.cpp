@@ -84,6 +84,29 @@ datasets::bundle app::open_dataset(const std::filesystem::path& dir) const {
   return b;
 }
 
+void app::check_variant(std::string_view variant) const {
+  if (variant.empty()) return;
+  const std::string_view chosen = variant.substr(0, variant.find(','));
+  const auto vs = variants();
+  if (std::find(vs.begin(), vs.end(), chosen) == vs.end()) {
+    std::string known;
+    for (auto& v : vs) known += (known.empty() ? "" : ", ") + v;
+    throw usage_error(name() + ": unknown variant '" + std::string(chosen) + "' (known: " + known + ")");
+  }
+  if (chosen.size() != variant.size() && variant_settings().empty())
+    throw usage_error(name() + ": variant '" + std::string(chosen) + "' takes no settings (got '" + std::string(variant) + "')");
+}
+
+std::map<std::string, std::string> parse_overrides(const std::vector<std::string>& assignments) {
+  std::map<std::string, std::string> out;
+  for (const auto& kv : assignments) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error("--set expects KEY=VALUE, got '" + kv + "'");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
 nlohmann::json parse_number(std::string_view key, std::string_view text) {
   auto bad = [&] {
     return usage_error("parameter " + std::string(key) + ": '" + std::string(text) +

@@ -96,14 +96,7 @@ T required(const cxxopts::ParseResult& r, const cxxopts::Options& o, const std::
 }
 
 std::map<std::string, std::string> overrides_of(const cxxopts::ParseResult& r) {
-  std::map<std::string, std::string> out;
-  if (!r.count("set")) return out;
-  for (const auto& kv : r["set"].as<std::vector<std::string>>()) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw usage_error("--set expects KEY=VALUE, got '" + kv + "'");
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return out;
+  return apps::parse_overrides(r.count("set") ? r["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
 }
 
 // --format, with "bundle" meaning the default (empty); checked against the app's formats.
@@ -214,16 +207,7 @@ int cmd_run(std::vector<std::string>& args) {
                                  : std::filesystem::path(req.input.string() + ".result");
   if (r.count("variant")) {
     req.variant = r["variant"].as<std::string>();
-    // NAME, or NAME,SETTINGS for apps that take settings (see soac list).
-    const std::string name = req.variant.substr(0, req.variant.find(','));
-    const auto vs = a.variants();
-    if (std::find(vs.begin(), vs.end(), name) == vs.end()) {
-      std::string known;
-      for (auto& v : vs) known += (known.empty() ? "" : ", ") + v;
-      throw usage_error(a.name() + ": unknown variant '" + name + "' (known: " + known + ")");
-    }
-    if (name != req.variant && a.variant_settings().empty())
-      throw usage_error(a.name() + ": variant '" + name + "' takes no settings (got '" + req.variant + "')");
+    a.check_variant(req.variant);  // NAME, or NAME,SETTINGS for apps that take settings (see soac list)
   }
   req.verbose = r.count("verbose") > 0;
   context ctx = make_context(r);

@@ -34,12 +34,17 @@ bool is_valid_array_name(const std::string& s) {
 }
 
 json read_manifest(const fs::path& file) {
+  // A folder opens as a stream and throws ios_base::failure on reading (found by fuzz_app).
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) fail(file, "is a folder, not a manifest file");
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(file, "cannot open for reading");
   try {
     return json::parse(in);
   } catch (const json::exception& e) {
     fail(file, std::string("invalid JSON: ") + e.what());
+  } catch (const std::ios_base::failure& e) {
+    fail(file, std::string("cannot read: ") + e.what());
   }
 }
 

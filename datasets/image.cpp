@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
+#include <string_view>
 #include <memory>
 #include <system_error>
 
@@ -20,12 +22,79 @@ namespace soac::datasets {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A binary PGM/PPM ("P5"/"P6") header read as stb_image's PNM reader reads it: three numbers
+// (width, height, maxval) after blanks and '#' comments, then one character before the pixels.
+struct pnm_header {
+  std::uint64_t width = 0, height = 0, maxval = 0;
+  std::size_t data_offset = 0;
+};
+
+pnm_header read_pnm_header(std::string_view file) {
+  pnm_header h;
+  std::size_t pos = 2;
+  const auto at_end = [&] { return pos >= file.size(); };
+  const auto next = [&] { return at_end() ? '\0' : file[pos++]; };
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
+  char c = next();
+  for (std::uint64_t* field : {&h.width, &h.height, &h.maxval}) {
+    while (true) {
+      while (!at_end() && is_space(c)) c = next();
+      if (at_end() || c != '#') break;
+      while (!at_end() && c != '\n' && c != '\r') c = next();
+    }
+    // Saturates far above any limit below, so no digit string overflows.
+    while (!at_end() && c >= '0' && c <= '9') {
+      *field = std::min<std::uint64_t>(*field * 10 + std::uint64_t(c - '0'), std::uint64_t{1} << 40);
+      c = next();
+    }
+  }
+  h.data_offset = pos;
+  return h;
+}
+
+// Faults of stb_image's PNM reader (the version Debian ships) kept away from it: it overflows an
+// int on a header number of ten digits or more (undefined behaviour), accepts pixel data that
+// stops short of what the header promises and leaves the missing pixels uninitialised, and reads
+// past its buffer when it turns a 16-bit PPM into grey (8-bit channel conversion on 16-bit data).
+void check_pnm(const fs::path& path, std::string_view file) {
+  if (file.size() < 2 || file[0] != 'P' || (file[1] != '5' && file[1] != '6')) return;
+  const char* kind = file[1] == '5' ? "PGM" : "PPM";
+  const pnm_header h = read_pnm_header(file);
+  const auto bad = [&](const std::string& why) { throw input_error(path.string() + ": " + kind + " " + why); };
+  constexpr std::uint64_t max_side = std::uint64_t{1} << 24;  // stb_image's STBI_MAX_DIMENSIONS
+  if (h.width > max_side || h.height > max_side)
+    bad("header: " + std::to_string(h.width) + " x " + std::to_string(h.height) + " pixels, more than " +
+        std::to_string(max_side) + " on a side");
+  if (h.maxval > 65535) bad("header: maximum value " + std::to_string(h.maxval) + " is above 65535");
+  const bool wide = h.maxval > 255;
+  const std::uint64_t channels = file[1] == '5' ? 1 : 3;
+  if (wide && channels != 1)
+    bad("with 16-bit samples is not supported (stb_image misreads it); save it with 8 bits per sample or as a grey PGM");
+  const std::uint64_t need = h.width * h.height * channels * (wide ? 2 : 1);
+  const std::uint64_t have = file.size() - std::min(file.size(), h.data_offset);
+  if (have < need)
+    throw input_error(path.string() + ": truncated: the " + kind + " header promises " + std::to_string(h.width) + " x " +
+                      std::to_string(h.height) + " pixels (" + std::to_string(need) + " bytes) but only " +
+                      std::to_string(have) + " bytes follow it");
+}
+
+}  // namespace
+
 grey_image read_grey_image(const fs::path& path) {
   // Missing files and folders get the same messages as every other reader's.
   const std::uint64_t bytes = regular_file_size(path);
   if (bytes == 0) throw input_error(path.string() + ": empty file, not an image");
+  if (bytes > std::uint64_t(std::numeric_limits<int>::max()))
+    throw input_error(path.string() + ": " + std::to_string(bytes) + " bytes, more than stb_image reads (2 GiB)");
+  std::string file(static_cast<std::size_t>(bytes), '\0');
+  binary_reader(path).read_into(file.data(), bytes, "the image");
+  check_pnm(path, file);
   int w = 0, h = 0, channels = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> data(stbi_load(path.string().c_str(), &w, &h, &channels, 1), stbi_image_free);
+  std::unique_ptr<stbi_uc, void (*)(void*)> data(
+      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), static_cast<int>(file.size()), &w, &h, &channels, 1),
+      stbi_image_free);
   if (!data) {
     const char* why = stbi_failure_reason();
     throw input_error(path.string() + ": not an image that stb_image can read (" + (why ? why : "unknown reason") + ")");

@@ -2,9 +2,11 @@
 # Installs what soac needs to build, from Debian/Ubuntu packages, and only what is missing
 # (quick when everything is there). The CUDA toolkit (nvcc with CUB/Thrust) is not a Debian
 # package here: it must already be installed, and this script says so when it is not.
+#   scripts/setup-deps.sh --fuzz    also clang and its sanitizer/libFuzzer runtimes (scripts/fuzz.sh)
 set -euo pipefail
 
 packages=(cmake g++ make libcxxopts-dev nlohmann-json3-dev libstb-dev libgtest-dev python3-matplotlib)
+if [ "${1:-}" = --fuzz ]; then packages+=(clang libclang-rt-dev); fi
 
 if ! command -v nvcc >/dev/null 2>&1; then
   if [ -x /usr/local/cuda/bin/nvcc ]; then

@@ -33,6 +33,19 @@ class KmeansApp : public app_test {
   }
 };
 
+// fuzz_app: a result whose memberships name a cluster beyond k made validate read outside the
+// centroids (a segfault); now an input error naming the point.
+TEST_P(KmeansApp, ResultWithAClusterBeyondKIsAnInputError) {
+  const auto data = gen("kmeans", "tiny", "data");
+  const auto result = path("result");
+  run("kmeans", {data}, "", {}, "", result);
+  auto membership = datasets::bundle::open(result).read<std::int32_t>("membership");
+  membership[7] = 1 << 20;
+  datasets::write_npy<std::int32_t>(result / "membership.npy", membership);
+  const auto e = error_of<input_error>([&] { validate("kmeans", {data}, result); });
+  EXPECT_NE(e.find("point 7 is in cluster 1048576, outside [0, k)"), std::string::npos) << e;
+}
+
 TEST_P(KmeansApp, EveryVariantValidates) {
   for (const std::string variant : {"hist", "segreduce", "rodinia", "hist,sums=vec4", "hist,distances=gemm",
                                     "segreduce,distances=gemm", "hist,distances=gemm,chunk=700,strategy=global", "hist,layout=rows",

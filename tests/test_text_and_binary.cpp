@@ -1,5 +1,7 @@
-// The shared readers of the originals' formats (datasets/text_reader, datasets/binary_file) and
-// extra files in bundles: positions in errors, no allocation beyond what a file holds.
+// The shared readers of the originals' formats (datasets/text_reader, datasets/binary_file),
+// extra files in bundles, and images (datasets/image): positions in errors, no allocation beyond
+// what a file holds. The inputs the fuzz targets (fuzz/) found misread are tested here too; they
+// are also kept in fuzz/regressions/NAME/, which the fuzz_corpus.NAME tests replay.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "datasets/binary_file.hpp"
 #include "datasets/bundle.hpp"
+#include "datasets/image.hpp"
 #include "datasets/text_reader.hpp"
 
 namespace {
@@ -127,6 +130,55 @@ TEST_F(Formats, BundlesCarryExtraFiles) {
   // Rewriting the bundle removes the files its manifest listed.
   { bundle_writer again(dir_ / "r", "result", "demo"); again.finish(); }
   EXPECT_FALSE(fs::exists(dir_ / "r" / "out.txt"));
+}
+
+// fuzz_app: a bundle whose manifest.json is a folder escaped as std::ios_base::failure (the CLI's
+// internal error, exit 6); now an input error.
+TEST_F(Formats, ManifestThatIsAFolderIsAnInputError) {
+  fs::create_directories(dir_ / "b" / "manifest.json");
+  EXPECT_NE(message_of([&] { bundle::open(dir_ / "b"); }).find("manifest.json: is a folder, not a manifest file"), std::string::npos);
+}
+
+// fuzz_image: a 17-byte PGM whose header promised 5252 x 5255 pixels was decoded by stb_image
+// into 27 MB of uninitialised pixels (a hang in the fuzzer, garbage for a user).
+TEST_F(Formats, TruncatedPgmIsAnInputError) {
+  const auto path = write("short.pgm", std::string("P5\n\n5252\n5255\n\0\xa0\xc8", 17));
+  const auto e = message_of([&] { read_grey_image(path); });
+  EXPECT_NE(e.find("short.pgm: truncated: the PGM header promises 5252 x 5255 pixels"), std::string::npos) << e;
+}
+
+// The boundary of that check: whole PGMs and a PPM (a comment in the header, 16-bit samples)
+// read, one byte less does not.
+TEST_F(Formats, PnmLengthBoundary) {
+  const std::string grey = "P5\n# a comment\n3 2\n255\n";
+  const auto img = read_grey_image(write("whole.pgm", grey + "abcdef"));
+  EXPECT_EQ(img.width, 3);
+  EXPECT_EQ(img.height, 2);
+  EXPECT_EQ(img.pixels[5], 'f');
+  EXPECT_NE(message_of([&] { read_grey_image(write("short.pgm", grey + "abcde")); }).find("(6 bytes) but only 5"), std::string::npos);
+  const std::string wide = "P5 2 1 65535 ";
+  EXPECT_EQ(read_grey_image(write("wide.pgm", wide + std::string(4, '\x80'))).pixels[1], 0x80);
+  EXPECT_NE(message_of([&] { read_grey_image(write("short-wide.pgm", wide + std::string(3, '\x80'))); }).find("(4 bytes) but only 3"),
+            std::string::npos);
+  EXPECT_EQ(read_grey_image(write("colour.ppm", "P6 2 1 255 " + std::string(6, '\x10'))).width, 2);
+  EXPECT_NE(message_of([&] { read_grey_image(write("short.ppm", "P6 2 1 255 " + std::string(5, '\x10'))); }).find("(6 bytes) but only 5"),
+            std::string::npos);
+}
+
+// Found by the sanitizer build on that test: stb_image reads past its buffer when it turns a
+// 16-bit colour PPM into grey; such files are refused.
+TEST_F(Formats, WideColourPpmIsAnInputError) {
+  EXPECT_NE(message_of([&] { read_grey_image(write("wide.ppm", "P6 2 1 65535 " + std::string(12, '\x10'))); })
+                .find("wide.ppm: PPM with 16-bit samples is not supported"),
+            std::string::npos);
+}
+
+// fuzz_image: stb_image's header parser overflowed an int (undefined behaviour) on a long number.
+TEST_F(Formats, PnmHeaderNumbersAreBounded) {
+  EXPECT_NE(message_of([&] { read_grey_image(write("long.pgm", "P5 2 2555252552 255 abcd")); }).find("more than 16777216 on a side"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { read_grey_image(write("deep.pgm", "P5 2 2 99999999999999999999 abcd")); }).find("maximum value"),
+            std::string::npos);
 }
 
 }  // namespace

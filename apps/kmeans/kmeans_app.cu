@@ -1645,6 +1645,7 @@ class kmeans_app final : public app {
     for (const auto* m : {&membership, &first})
       if (const auto out = std::find_if(m->begin(), m->end(), [&](std::int32_t c) { return c < 0 || c >= k; }); out != m->end())
         throw bad("point " + std::to_string(out - m->begin()) + " is in cluster " + std::to_string(*out) + ", outside [0, k)");
+    if (!info["objective"].is_number()) throw bad("the objective is not a number");
     const auto form = info["distances"] == "gemm" ? validate::kmeans_form::gemm : validate::kmeans_form::direct;
     const bool tf32 = info.value("tf32", false);
     const auto& x = data.pts.features;
