@@ -1,6 +1,7 @@
 #include "core/memory.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -40,6 +41,10 @@ std::uint64_t cgroup_value(const char* file) {
 
 std::uint64_t host_memory_available() {
   std::uint64_t available = proc_kib("/proc/meminfo", "MemAvailable");
+  if (available == unlimited) {  // no /proc (or a kernel before 3.14): the free pages
+    const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) available = std::uint64_t(pages) * std::uint64_t(page);
+  }
   const std::uint64_t limit = cgroup_value("/sys/fs/cgroup/memory.max");
   if (limit != unlimited) {
     const std::uint64_t used = cgroup_value("/sys/fs/cgroup/memory.current");

@@ -10,8 +10,9 @@
 
 namespace soac {
 
-// Bytes of host memory this process can still take: the kernel's MemAvailable, capped by the
-// cgroup's memory limit (containers) and the address-space limit (ulimit -v).
+// Bytes of host memory this process can still take: the kernel's MemAvailable (free memory plus
+// the page cache it can drop; else the free pages), capped by the cgroup's memory limit
+// (containers) and the address-space limit (ulimit -v).
 std::uint64_t host_memory_available();
 
 // Requests below this pass without looking (reading /proc for every small vector would cost

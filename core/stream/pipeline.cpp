@@ -19,7 +19,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -31,6 +30,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "core/stream.hpp"
 #include "core/stream/files.hpp"
 
@@ -154,22 +154,9 @@ void check_outputs(std::span<const stream_sink> outputs) {
   }
 }
 
-// Host memory a ring may take: MemAvailable (free memory plus the page cache the kernel can drop,
-// which after writing a big input is most of the memory), else the free pages.
-std::size_t available_host_memory() {
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string key; meminfo >> key;) {
-    std::size_t kib = 0;
-    meminfo >> kib;
-    if (key == "MemAvailable:") return kib << 10;
-    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : std::size_t{1} << 32;
-}
-
 std::size_t free_memory(context& ctx) {
-  const std::size_t host = available_host_memory();
+  // What a ring may take: after writing a big input, most of MemAvailable is droppable page cache.
+  const std::size_t host = std::size_t(std::min<std::uint64_t>(host_memory_available(), std::numeric_limits<std::size_t>::max()));
   if (!ctx.is_cuda()) return host;
   ctx.activate();
   std::size_t free_bytes = 0, total = 0;
