@@ -102,9 +102,10 @@ if has sanitize; then
   # A small run of every app through the CLI (gen, run, validate) under memcheck: the apps' own
   # code paths, files and settings, beyond what their tests call.
   soac="$bdir/cli/soac"
-  for app in $("$soac" list | grep -E '^[a-z0-9-]+:' | cut -d: -f1); do
+  listing=$("$soac" list)
+  for app in $(grep -E '^[a-z0-9-]+:' <<<"$listing" | cut -d: -f1); do
     [ -z "${SOAC_SANITIZE_ONLY:-}" ] || [[ " $SOAC_SANITIZE_ONLY " == *" $app "* ]] || continue
-    presets=$("$soac" list | sed -n "/^$app:/,/^[a-z0-9-]*:/p")
+    presets=$(sed -n "/^$app:/,/^[a-z0-9-]*:/p" <<<"$listing")
     preset=$(grep -oE '^    tiny:' <<<"$presets" || grep -oE '^    small:' <<<"$presets" | head -1)
     preset=$(tr -d ' :' <<<"$preset")
     [ -n "$preset" ] || { printf '%-22s %-10s no tiny or small preset\n' "app $app" memcheck; continue; }
