@@ -247,6 +247,27 @@ TEST_F(Cli, ManifestParametersAreCheckedWhereTheyEnter) {
   EXPECT_FALSE(fs::exists(path("foo") + "/manifest.json"));
 }
 
+// Integer sums that overflow int32 were undefined on the host and wrapped on the GPU; such data is
+// now an input error. Each operator is judged by the sums it can form: the sum may add the three
+// values below in any grouping (2^31 overflows), the maximum subarray sum only consecutive runs
+// (2^30 at most fits), until two large values stand side by side.
+TEST_F(Cli, SegreduceRefusesDataWhoseSumsOverflowInt32) {
+  const auto with_values = [&](const std::string& name, const std::string& op, std::vector<std::int32_t> head) {
+    const auto r = soac_cli("gen segreduce --preset tiny --set operator=" + op + " -o " + path(name));
+    EXPECT_EQ(r.code, 0) << r.output;
+    auto data = datasets::read_npy<std::int32_t>(path(name) + "/data.npy");
+    std::copy(head.begin(), head.end(), data.begin() + 37 * 4);  // segment 4 of 100 x 37
+    datasets::write_npy<std::int32_t>(path(name) + "/data.npy", data);
+    return path(name);
+  };
+  const std::int32_t big = 1 << 30;
+  const auto run = [&](const std::string& dataset) { return soac_cli("run segreduce --backend host -i " + dataset + " -o " + path("out")); };
+  EXPECT_OUTCOME(run(with_values("sum", "sum", {big, -big, big})), exit_code::input, "segment 4 of 'data' overflows int32 under operator sum");
+  EXPECT_EQ(run(with_values("mss-fits", "mss", {big, -big, big})).code, 0);
+  EXPECT_OUTCOME(soac_cli("validate segreduce -i " + path("mss-fits") + " -r " + path("out")), 0, "VALID");
+  EXPECT_OUTCOME(run(with_values("mss", "mss", {big, 1, big})), exit_code::input, "segment 4 of 'data' overflows int32 under operator mss");
+}
+
 TEST_F(Cli, CudaBackendWithoutAGpu) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   gen("data");

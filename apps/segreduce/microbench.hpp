@@ -4,6 +4,7 @@
 // with its per-option rates and volatilities (also the blackscholes app's FHPC17 form).
 #pragma once
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -38,6 +39,36 @@ struct mss_element {
     return max_subarray<std::int32_t>::lift(data[s * n + j]);
   }
 };
+
+// The values the integer operators form must fit int32: host arithmetic would overflow (undefined)
+// where the GPU wraps. A sum may add any subset of a segment (a parallel reduction picks the
+// order), so its positive and negative parts must each fit; the maximum subarray sum adds only
+// contiguous runs, so every difference of two prefix sums must. Returns the first segment that
+// breaks this, or -1.
+inline std::int64_t first_int32_overflow(const std::int32_t* data, std::int64_t m, std::int64_t n, bool contiguous_runs) {
+  constexpr std::int64_t lo = INT32_MIN, hi = INT32_MAX;
+  std::int64_t first = m;  // none yet
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (std::int64_t s = 0; s < m; ++s) {
+    const std::int32_t* row = data + s * n;
+    bool fits = true;
+    if (contiguous_runs) {
+      std::int64_t prefix = 0, lowest = 0, highest = 0;  // prefix sums so far, the empty one included
+      for (std::int64_t j = 0; j < n && fits; ++j) {
+        prefix += row[j];
+        fits = prefix - lowest <= hi && prefix - highest >= lo;
+        lowest = prefix < lowest ? prefix : lowest;
+        highest = prefix > highest ? prefix : highest;
+      }
+    } else {
+      std::int64_t positive = 0, negative = 0;
+      for (std::int64_t j = 0; j < n; ++j) (row[j] > 0 ? positive : negative) += row[j];
+      fits = positive <= hi && negative >= lo;
+    }
+    if (!fits) first = s < first ? s : first;
+  }
+  return first < m ? first : -1;
+}
 
 // Fig 14: the price of option s on day j of `days` (calls on even days, puts on odd), from the
 // option's risk-free rate r[s] and volatility v[s]. Compute-bound: two exp, a log, a sqrt.

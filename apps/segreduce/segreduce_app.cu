@@ -354,6 +354,15 @@ class segreduce_app final : public app {
     finish_dataset(out, r);
   }
 
+  static void require_int32_sums(const std::vector<std::int32_t>& data, const spec& s) {
+    if (s.op != op_kind::sum && s.op != op_kind::mss) return;
+    const auto bad = mb::first_int32_overflow(data.data(), s.m, s.n, s.op == op_kind::mss);
+    if (bad >= 0)
+      throw input_error("segreduce: segment " + std::to_string(bad) + " of 'data' overflows int32 under operator " + s.op_name +
+                        (s.op == op_kind::mss ? " (a run of consecutive values sums beyond it)"
+                                              : " (its positive or its negative values sum beyond it)"));
+  }
+
   // Every operator's result as one array: sums, indexes of the maximum, maximum subarray sums,
   // summed option prices.
   template <class Body>
@@ -364,6 +373,7 @@ class segreduce_app final : public app {
       return body(mb::blackscholes_day{rd.data(), vd.data(), s.n}, mb::blackscholes_day{rate.data(), vol.data(), s.n});
     }
     const auto data = in.read<std::int32_t>("data");
+    require_int32_sums(data, s);
     buffer<std::int32_t> d(ctx, std::span<const std::int32_t>(data));
     return body(mb::row_element{d.data(), s.n}, mb::row_element{data.data(), s.n});
   }
@@ -425,6 +435,7 @@ class segreduce_app final : public app {
       return {rep.ok(), rep.describe("segment results")};
     }
     const auto data = in.read<std::int32_t>("data");
+    require_int32_sums(data, s);
     const auto got = res.read<std::int32_t>("result");
     std::vector<std::int32_t> expected;
     if (s.op == op_kind::sum) {
