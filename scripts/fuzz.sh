@@ -7,7 +7,10 @@
 # A crash, hang (10 s per input), leak, sanitizer report or uncaught exception stops that target;
 # its input is saved as build-fuzz/crashes/NAME-crash-<sha1> (replay: build-fuzz/fuzz/fuzz_NAME FILE)
 # and the script exits 1 after running the rest. SOAC_FUZZ_BUILD_DIR picks another build folder;
-# SOAC_FUZZ_ARGS adds libFuzzer options (e.g. -runs=1000000).
+# SOAC_FUZZ_ARGS adds libFuzzer options (e.g. -runs=1000000, or -fork=3 for three worker processes
+# per target). SOAC_FUZZ_PARALLEL=1 runs the targets at once instead of one after another;
+# SOAC_FUZZ_PREBUILT=1 runs the targets already in the build folder without building (e.g. a
+# build copied to a machine with more cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,17 +30,21 @@ for t in "${targets[@]}"; do
   [ -f "fuzz/fuzz_$t.cpp" ] || { echo "fuzz: no target '$t' (fuzz/fuzz_$t.cpp)" >&2; exit 2; }
 done
 
-generator=()
-if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-# PTX only (90-virtual): nothing CUDA runs here, and it spares ptxas on every kernel.
-cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOAC_FUZZ=ON -DSOAC_BUILD_TESTS=OFF \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_HOST_COMPILER=clang++ \
-  -DCMAKE_CUDA_ARCHITECTURES=90-virtual >/dev/null
-build_targets=()
-for t in "${targets[@]}"; do build_targets+=(--target "fuzz_$t"); done
-start=$(date +%s)
-cmake --build "$build" -j "$(nproc)" "${build_targets[@]}"
-echo "fuzz: built ${#targets[@]} target(s) in $(( $(date +%s) - start )) s"
+if [ "${SOAC_FUZZ_PREBUILT:-0}" = 1 ]; then
+  for t in "${targets[@]}"; do [ -x "$build/fuzz/fuzz_$t" ] || { echo "fuzz: $build/fuzz/fuzz_$t is missing" >&2; exit 2; }; done
+else
+  generator=()
+  if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+  # PTX only (90-virtual): nothing CUDA runs here, and it spares ptxas on every kernel.
+  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOAC_FUZZ=ON -DSOAC_BUILD_TESTS=OFF \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_HOST_COMPILER=clang++ \
+    -DCMAKE_CUDA_ARCHITECTURES=90-virtual >/dev/null
+  build_targets=()
+  for t in "${targets[@]}"; do build_targets+=(--target "fuzz_$t"); done
+  start=$(date +%s)
+  cmake --build "$build" -j "$(nproc)" "${build_targets[@]}"
+  echo "fuzz: built ${#targets[@]} target(s) in $(( $(date +%s) - start )) s"
+fi
 
 mkdir -p "$build/crashes"
 # The targets write each input to files: in memory (/dev/shm) where there is one.
@@ -46,9 +53,9 @@ trap 'rm -rf "$scratch"' EXIT
 # One thread: the host backend's OpenMP loops would otherwise take every core.
 export OMP_NUM_THREADS=1 TMPDIR="$scratch"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
-failed=()
-summary=()
-for t in "${targets[@]}"; do
+# Runs target $1 for $seconds, prints and keeps (in $build/fuzz-$1.result) its line of the summary.
+fuzz_one() {
+  local t=$1 work log leaks rc execs rate result artifact line
   work="$build/corpus/$t"
   mkdir -p "$work"
   log="$build/fuzz-$t.log"
@@ -76,12 +83,23 @@ for t in "${targets[@]}"; do
     artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
     result="FAILED (exit $rc; input ${artifact:-none saved}; see $log)"
     grep -m3 -E "ERROR: |runtime error|SUMMARY|uncaught exception|Exception|deadly signal" "$log" | sed 's/^/  /' || true
-    failed+=("$t")
   fi
   line=$(printf '%-16s %12s executions %8s exec/s  %s' "$t" "${execs:-?}" "${rate:-?}" "$result")
   echo "fuzz: $line"
-  summary+=("$line")
-done
+  echo "$line" >"$build/fuzz-$t.result"
+  return $rc
+}
+
+failed=()
+if [ "${SOAC_FUZZ_PARALLEL:-0}" = 1 ]; then  # all targets at once (a machine with a core or more per target)
+  pids=()
+  for t in "${targets[@]}"; do fuzz_one "$t" & pids+=($!); done
+  for i in "${!targets[@]}"; do wait "${pids[$i]}" || failed+=("${targets[$i]}"); done
+else
+  for t in "${targets[@]}"; do fuzz_one "$t" || failed+=("$t"); done
+fi
+summary=()
+for t in "${targets[@]}"; do summary+=("$(cat "$build/fuzz-$t.result")"); done
 echo "fuzz: summary ($seconds s per target, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
 printf '  %s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
