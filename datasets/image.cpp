@@ -80,6 +80,52 @@ void check_pnm(const fs::path& path, std::string_view file) {
                       std::to_string(have) + " bytes follow it");
 }
 
+std::uint64_t little_endian(std::string_view file, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(file[at + std::size_t(i)]);
+  return v;
+}
+
+// stb_image's BMP reader, like its PNM reader, pads pixel data that stops short with zeros (a
+// 102-byte file decoded into 400 MB). The formats it reads are uncompressed (RLE is refused), so
+// the file must hold the pixel offset plus every 4-byte-aligned row the header promises.
+void check_bmp(const fs::path& path, std::string_view file) {
+  if (file.size() < 30 || file[0] != 'B' || file[1] != 'M') return;
+  const std::uint64_t offset = little_endian(file, 10, 4), header = little_endian(file, 14, 4);
+  std::uint64_t width = 0, height = 0, bits = 0, compression = 0;
+  if (header == 12) {  // OS/2 header: 16-bit sizes
+    width = little_endian(file, 18, 2), height = little_endian(file, 20, 2), bits = little_endian(file, 24, 2);
+  } else {
+    if (file.size() < 34) return;  // stb_image refuses it
+    width = little_endian(file, 18, 4);
+    const auto h = static_cast<std::int32_t>(little_endian(file, 22, 4));  // negative: rows stored top-down
+    height = h < 0 ? std::uint64_t(-std::int64_t(h)) : std::uint64_t(h);
+    bits = little_endian(file, 28, 2), compression = little_endian(file, 30, 4);
+  }
+  if (compression != 0 && compression != 3 && compression != 6) return;  // RLE: stb_image refuses it
+  if (width > (std::uint64_t{1} << 24) || height > (std::uint64_t{1} << 24) || bits > 32) return;  // refused too
+  const std::uint64_t row = (width * bits + 31) / 32 * 4;
+  const std::uint64_t need = offset + row * height;
+  if (file.size() < need)
+    throw input_error(path.string() + ": truncated: the BMP header promises " + std::to_string(width) + " x " +
+                      std::to_string(height) + " pixels (" + std::to_string(need) + " bytes with its headers) but the file has " +
+                      std::to_string(file.size()) + " bytes");
+}
+
+// Every other format stb_image reads compresses at most about 8,300 pixels into a byte (a 1-bit
+// PNG at deflate's limit); a header that promises far more from a short file is truncated or not
+// an image, and decoding it would only fill gigabytes with zeros.
+void check_pixels_per_byte(const fs::path& path, std::string_view file) {
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), static_cast<int>(file.size()), &w, &h, &channels))
+    return;  // the decoder says why
+  constexpr std::uint64_t most_per_byte = 16384;
+  const std::uint64_t pixels = std::uint64_t(std::max(w, 0)) * std::uint64_t(std::max(h, 0));
+  if (pixels > most_per_byte * file.size())
+    throw input_error(path.string() + ": truncated or not an image: its header promises " + std::to_string(w) + " x " +
+                      std::to_string(h) + " pixels from a file of " + std::to_string(file.size()) + " bytes");
+}
+
 }  // namespace
 
 grey_image read_grey_image(const fs::path& path) {
@@ -91,6 +137,8 @@ grey_image read_grey_image(const fs::path& path) {
   std::string file(static_cast<std::size_t>(bytes), '\0');
   binary_reader(path).read_into(file.data(), bytes, "the image");
   check_pnm(path, file);
+  check_bmp(path, file);
+  check_pixels_per_byte(path, file);
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> data(
       stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), static_cast<int>(file.size()), &w, &h, &channels, 1),

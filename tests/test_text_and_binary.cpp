@@ -165,6 +165,38 @@ TEST_F(Formats, PnmLengthBoundary) {
             std::string::npos);
 }
 
+// fuzz_image: a 102-byte BMP whose header promised 131121 x 1022 pixels was decoded into 400 MB
+// (zeros after the file's end; a timeout in the fuzzer). The boundary: a whole 3 x 2 24-bit BMP
+// (rows padded to 12 bytes) reads, one byte less does not.
+TEST_F(Formats, BmpLengthBoundary) {
+  const auto le = [](std::uint32_t v, int bytes) {
+    std::string out;
+    for (int i = 0; i < bytes; ++i) out += char(v >> (8 * i) & 0xff);
+    return out;
+  };
+  const std::string header = "BM" + le(78, 4) + le(0, 4) + le(54, 4) + le(40, 4) + le(3, 4) + le(2, 4) + le(1, 2) + le(24, 2) +
+                             le(0, 4) + le(24, 4) + std::string(16, '\0');
+  std::string rows;
+  for (int y = 0; y < 2; ++y) rows += std::string(9, char(40 + 100 * y)) + std::string(3, '\0');
+  const auto img = read_grey_image(write("whole.bmp", header + rows));
+  EXPECT_EQ(img.width, 3);
+  EXPECT_EQ(img.height, 2);
+  EXPECT_EQ(img.pixels[0], 140);  // bottom-up rows: the first row stored is the last row of the image
+  const auto e = message_of([&] { read_grey_image(write("short.bmp", header + rows.substr(0, 23))); });
+  EXPECT_NE(e.find("short.bmp: truncated: the BMP header promises 3 x 2 pixels (78 bytes with its headers) but the file has 77"),
+            std::string::npos) << e;
+}
+
+// A 33-byte PNG header that promises 20000 x 20000 pixels: more than any real PNG packs into so
+// few bytes, refused before stb_image allocates 400 MB for it.
+TEST_F(Formats, ImageHeaderPromisingFarMorePixelsThanItsBytes) {
+  const auto be = [](std::uint32_t v) { return std::string{char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)}; };
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + be(13) + "IHDR" + be(20000) + be(20000) + std::string("\x08\0\0\0\0", 5) + be(0);
+  const auto e = message_of([&] { read_grey_image(write("bomb.png", png)); });
+  EXPECT_NE(e.find("bomb.png: truncated or not an image: its header promises 20000 x 20000 pixels from a file of 33 bytes"),
+            std::string::npos) << e;
+}
+
 // Found by the sanitizer build on that test: stb_image reads past its buffer when it turns a
 // 16-bit colour PPM into grey; such files are refused.
 TEST_F(Formats, WideColourPpmIsAnInputError) {
