@@ -9,6 +9,7 @@
 #include <string_view>
 #include <memory>
 #include <system_error>
+#include <utility>
 
 #include "datasets/binary_file.hpp"
 
@@ -126,6 +127,31 @@ void check_pixels_per_byte(const fs::path& path, std::string_view file) {
                       std::to_string(h) + " pixels from a file of " + std::to_string(file.size()) + " bytes");
 }
 
+// A PNG may hold empty IDAT chunks; stb_image copies a leading one into its not yet allocated
+// buffer (memcpy to a null pointer, undefined). They hold no data, so they are dropped here.
+void drop_empty_png_data_chunks(std::string& file) {
+  static constexpr char signature[] = "\x89PNG\r\n\x1a\n";
+  if (file.size() < 8 || file.compare(0, 8, signature, 8) != 0) return;
+  std::string kept = file.substr(0, 8);
+  std::size_t pos = 8;
+  bool dropped = false;
+  while (pos + 12 <= file.size()) {
+    const std::uint64_t length = (std::uint64_t(static_cast<unsigned char>(file[pos])) << 24) |
+                                 (std::uint64_t(static_cast<unsigned char>(file[pos + 1])) << 16) |
+                                 (std::uint64_t(static_cast<unsigned char>(file[pos + 2])) << 8) |
+                                 std::uint64_t(static_cast<unsigned char>(file[pos + 3]));
+    const std::size_t chunk = std::size_t(std::min<std::uint64_t>(12 + length, file.size() - pos));
+    if (length == 0 && file.compare(pos + 4, 4, "IDAT") == 0) {
+      dropped = true;
+    } else {
+      kept.append(file, pos, chunk);
+    }
+    pos += chunk;
+  }
+  kept.append(file, pos, std::string::npos);
+  if (dropped) file = std::move(kept);
+}
+
 }  // namespace
 
 grey_image read_grey_image(const fs::path& path) {
@@ -138,6 +164,7 @@ grey_image read_grey_image(const fs::path& path) {
   binary_reader(path).read_into(file.data(), bytes, "the image");
   check_pnm(path, file);
   check_bmp(path, file);
+  drop_empty_png_data_chunks(file);
   check_pixels_per_byte(path, file);
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> data(

@@ -197,6 +197,19 @@ TEST_F(Formats, ImageHeaderPromisingFarMorePixelsThanItsBytes) {
             std::string::npos) << e;
 }
 
+// fuzz_image (UBSan): stb_image copies a leading empty IDAT chunk into a null buffer. Such chunks
+// are dropped before decoding; the image reads as it would without them.
+TEST_F(Formats, PngWithAnEmptyDataChunkReads) {
+  const grey_image original{3, 2, {1, 2, 3, 4, 5, 6}};
+  std::string png = encode_png(original);
+  const auto idat = png.find("IDAT");
+  ASSERT_NE(idat, std::string::npos);
+  png.insert(idat - 4, std::string("\0\0\0\0IDAT\xae\x42\x60\x82", 12));
+  const auto img = read_grey_image(write("empty-idat.png", png));
+  EXPECT_EQ(img.width, 3);
+  EXPECT_EQ(img.pixels, original.pixels);
+}
+
 // Found by the sanitizer build on that test: stb_image reads past its buffer when it turns a
 // 16-bit colour PPM into grey; such files are refused.
 TEST_F(Formats, WideColourPpmIsAnInputError) {
