@@ -403,7 +403,7 @@ int cmd_reproduce(std::vector<std::string>& args) {
     // Into the reproduction already in DIR: its runs of other tables stay, this one's replace
     // theirs, and the report covers the tables of both (for GPUs lent in short sessions).
     const auto old = read_reproduction(file);
-    if (old.value("mode", "") != rep["mode"])
+    if (old.value("mode", std::string()) != rep["mode"].get<std::string>())
       throw usage_error("--add: " + file.string() + " holds a " + old.value("mode", std::string("?")) + " reproduction, this one is " +
                         rep["mode"].get<std::string>());
     std::set<std::string> fresh;
@@ -411,7 +411,9 @@ int cmd_reproduce(std::vector<std::string>& args) {
     for (const auto& [alias, target] : aliases) fresh.insert(alias);
     for (const auto& run : old["runs"])
       if (!fresh.count(run.value("id", ""))) rep["runs"].push_back(run);
-    for (const auto& [alias, target] : old.value("aliases", nlohmann::json::object()).items())
+    // Named, not iterated as a temporary: items() refers to the json it is called on.
+    const auto old_aliases = old.value("aliases", nlohmann::json::object());
+    for (const auto& [alias, target] : old_aliases.items())
       if (!fresh.count(alias)) rep["aliases"][alias] = target;
     for (const auto& t : old["tables"]) names.push_back(t.value("id", ""));
     tables = rp::select_tables(names);
