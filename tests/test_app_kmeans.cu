@@ -1,6 +1,7 @@
 // The kmeans app on both backends: every variant and distance form validates against the double
 // reference, Rodinia's files round-trip, and bad files and settings are clear errors. The
 // validator's own rules (near-ties, means, objective) are tested on hand-made cases.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -133,6 +134,43 @@ TEST_P(KmeansApp, RunSettingsOverrideTheDataset) {
   EXPECT_EQ(r.info()["iterations"], 2);
   EXPECT_EQ(r.header("centroids").shape[0], 3);
   EXPECT_TRUE(validate("kmeans", {data}, path("r")).ok);
+}
+
+// --set devices: the points sharded over ranks (simulated on host; on cuda one GPU per rank, the
+// lists beyond the machine's GPUs skipped), counts and sums all-reduced. Every rank count gives
+// one context's memberships on the tiny preset (and its iteration count), and validates.
+TEST_P(KmeansApp, SeveralRanksGiveTheMembershipsOfOne) {
+  const auto data = gen("kmeans", "tiny", "data");
+  run("kmeans", {data}, "", {}, "", path("one"));
+  const auto one = datasets::bundle::open(path("one"));
+  const int gpus = GetParam() == backend::cuda ? cuda_device_count() : 64;
+  for (const std::string devices : {"0", "0,1", "0,1,2", "0,1,2,3,4,5,6"}) {
+    const int ranks = int(std::count(devices.begin(), devices.end(), ',')) + 1;
+    if (ranks > gpus) continue;
+    for (const std::string variant : {"hist", "hist,sums=vec4", "hist,layout=rows,sums=split", "hist,distances=gemm"}) {
+      const auto out = path("ranks" + std::to_string(ranks) + variant);
+      run("kmeans", {data}, variant, {{"devices", devices}}, "", out);
+      const auto r = datasets::bundle::open(out);
+      EXPECT_EQ(r.info()["ranks"], ranks);
+      EXPECT_EQ(r.read<std::int32_t>("membership"), one.read<std::int32_t>("membership")) << devices << " " << variant;
+      EXPECT_EQ(r.read<std::int32_t>("first_membership"), one.read<std::int32_t>("first_membership")) << devices << " " << variant;
+      EXPECT_EQ(r.info()["iterations"], one.info()["iterations"]) << devices << " " << variant;
+      EXPECT_EQ(r.read<std::int64_t>("changed"), one.read<std::int64_t>("changed")) << devices << " " << variant;
+      EXPECT_TRUE(validate("kmeans", {data}, out).ok) << devices << " " << variant;
+    }
+  }
+}
+
+TEST_P(KmeansApp, SeveralRanksRefuseWhatTheyCannotRun) {
+  const auto data = gen("kmeans", "tiny", "data");
+  const auto e1 = error_of<usage_error>([&] { run("kmeans", {data}, "segreduce", {{"devices", "0,1"}}, "", path("r")); });
+  EXPECT_NE(e1.find("hist variant"), std::string::npos) << e1;
+  const auto e2 = error_of<usage_error>([&] { run("kmeans", {data}, "", {{"devices", "0,1"}, {"init", "kmeans++"}}, "", path("r")); });
+  EXPECT_NE(e2.find("init=first"), std::string::npos) << e2;
+  const auto e3 = error_of<usage_error>([&] { run("kmeans", {data}, "", {{"devices", "0,0"}}, "", path("r")); });
+  EXPECT_NE(e3.find("named twice"), std::string::npos) << e3;
+  const auto e4 = error_of<usage_error>([&] { run("kmeans", {data}, "", {{"devices", "zero"}}, "", path("r")); });
+  EXPECT_NE(e4.find("not a device number"), std::string::npos) << e4;
 }
 
 TEST_P(KmeansApp, RodiniaTextAndBinaryFilesRunAndValidate) {
