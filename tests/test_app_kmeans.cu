@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "apps/multi_scaling.hpp"
 #include "bench/harness.hpp"
 #include "datasets/bundle.hpp"
 #include "datasets/rodinia_kmeans.hpp"
@@ -332,6 +333,28 @@ TEST_P(KmeansApp, BenchTimesEveryVariantWithRodiniaAsTheBaseline) {
     EXPECT_NE(v.note.find("iterations"), std::string::npos) << v.note;
     EXPECT_EQ(v.note.find("DIFFERS"), std::string::npos) << v.note;
   }
+}
+
+// soac bench kmeans --devices: one case with a row per rank count (1, 2, 3 of "0,1,2" on host;
+// on cuda the machine's GPUs), one device as the baseline, speedup and efficiency in the notes.
+TEST_P(KmeansApp, BenchDevicesPrintsAScalingTable) {
+  bench::suite suite(ctx(), "kmeans", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
+  apps::bench_request req;
+  req.devices = GetParam() == backend::cuda ? "all" : "0,1,2";
+  req.overrides = {{"n", "2000"}, {"d", "8"}, {"k", "16"}, {"max_iterations", "2"}};
+  apps::find_app("kmeans").bench(ctx(), req, suite);
+  ASSERT_EQ(suite.cases().size(), 1u);
+  const auto& rows = suite.cases()[0].variants;
+  const std::vector<int> counts = GetParam() == backend::cuda ? apps::scaling_rank_counts(cuda_device_count()) : std::vector<int>{1, 2, 3};
+  ASSERT_EQ(rows.size(), counts.size());
+  EXPECT_EQ(rows[0].name, "1 device");
+  EXPECT_EQ(rows[0].kind, bench::role::baseline);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_NE(rows[i].note.find("parallel efficiency"), std::string::npos) << rows[i].note;
+    EXPECT_NE(rows[i].note.find(std::to_string(counts[i]) + (counts[i] == 1 ? " rank" : " ranks")), std::string::npos) << rows[i].note;
+  }
+  req.devices = "0,0";
+  EXPECT_THROW(apps::find_app("kmeans").bench(ctx(), req, suite), usage_error);
 }
 
 SOAC_INSTANTIATE_APP_BACKENDS(KmeansApp);

@@ -13,7 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "core/buffer.hpp"
-#include "core/multi/multi.cuh"
+#include "core/multi/hist.cuh"
+#include "core/multi/segreduce.cuh"
 #include "core/operators.hpp"
 #include "datasets/random.hpp"
 #include "tests/backend_fixture.hpp"

@@ -40,12 +40,13 @@
 #include <cublas_v2.h>
 
 #include "apps/app.hpp"
+#include "apps/multi_scaling.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/fast_divide.hpp"
 #include "core/hist.cuh"
 #include "core/launch.cuh"
-#include "core/multi/multi.cuh"
+#include "core/multi/combine.cuh"
 #include "core/scan.cuh"
 #include "core/scatter.cuh"
 #include "core/segreduce.cuh"
@@ -1016,7 +1017,7 @@ class kmeans_engine {
     for (std::int64_t p0 = 0; p0 < n_; p0 += plan_.chunk) chunk_argmin(p0, std::min(plan_.chunk, n_ - p0));
   }
 
-  // ---- Several ranks (cluster_ranks): each rank's engine holds its shard of the points, and an
+  // ---- Several ranks (ranked_kmeans): each rank's engine holds its shard of the points, and an
   // iteration is its partials on every rank, their all-reduce, then its end on every rank.
 
   // Starts from the given centroids (replicated on every rank), no previous memberships.
@@ -1396,61 +1397,81 @@ class kmeans_engine {
 // (resolved for all n points on rank 0's device), so that the ranks' sums arrays agree; the hist
 // update only (its counts and sums are what is reduced) and the first k points as the initial
 // centroids (kmeans++ seeds over all points, which a shard does not hold).
-clustering cluster_ranks(const multi_context& mc, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, const kmeans_config& cfg,
-                         const std::function<void(std::int64_t, const step_report&)>& progress, kmeans_plan* resolved) {
-  const int R = mc.ranks();
-  if (plan.update != update_kind::hist)
-    throw usage_error("kmeans: several devices run the hist variant (its counts and sums are all-reduced), not '" + plan.variant + "'");
-  if (cfg.init != init_kind::first) throw usage_error("kmeans: several devices start from init=first (kmeans++ seeds over all the points)");
-  if (pts.n < R) throw usage_error("kmeans: " + std::to_string(R) + " ranks for " + std::to_string(pts.n) + " points (at most one rank per point)");
-  resolve_plan(plan, mc.rank(0), pts.n, pts.d, k);
-  std::vector<kmeans_points> shards(static_cast<std::size_t>(R));  // (the engines keep references to them)
-  std::vector<std::unique_ptr<kmeans_engine>> engines;
-  const std::int64_t parts = batched_parts(mc.rank(0), shard_of(pts.n, R, 0).size(), pts.d);
-  for (int r = 0; r < R; ++r) {
-    const shard s = shard_of(pts.n, R, r);
-    auto& part = shards[std::size_t(r)];
-    part.n = s.size();
-    part.d = pts.d;
-    part.features.assign(pts.features.begin() + s.begin * pts.d, pts.features.begin() + s.end * pts.d);
-    engines.push_back(std::make_unique<kmeans_engine>(mc.rank(r), part, k, plan, parts));
+class ranked_kmeans {
+ public:
+  ranked_kmeans(const multi_context& mc, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, init_kind init) : mc_(mc), pts_(pts), k_(k) {
+    const int R = mc.ranks();
+    if (plan.update != update_kind::hist)
+      throw usage_error("kmeans: several devices run the hist variant (its counts and sums are all-reduced), not '" + plan.variant + "'");
+    if (init != init_kind::first) throw usage_error("kmeans: several devices start from init=first (kmeans++ seeds over all the points)");
+    if (pts.n < R)
+      throw usage_error("kmeans: " + std::to_string(R) + " ranks for " + std::to_string(pts.n) + " points (at most one rank per point)");
+    resolve_plan(plan, mc.rank(0), pts.n, pts.d, k);
+    shards_.resize(static_cast<std::size_t>(R));  // (the engines keep references to them)
+    const std::int64_t parts = batched_parts(mc.rank(0), shard_of(pts.n, R, 0).size(), pts.d);
+    for (int r = 0; r < R; ++r) {
+      const shard s = shard_of(pts.n, R, r);
+      auto& part = shards_[std::size_t(r)];
+      part.n = s.size();
+      part.d = pts.d;
+      part.features.assign(pts.features.begin() + s.begin * pts.d, pts.features.begin() + s.end * pts.d);
+      engines_.push_back(std::make_unique<kmeans_engine>(mc.rank(r), part, k, plan, parts));
+    }
   }
-  if (resolved) *resolved = engines[0]->plan();
-  clustering out;
-  const auto t0 = std::chrono::steady_clock::now();
-  out.initial_centroids.assign(pts.features.begin(), pts.features.begin() + k * pts.d);
-  for (auto& e : engines) e->start_from(out.initial_centroids);
-  const auto sum_over_ranks = [&](auto pointer_of, std::size_t count, reduce_type type) {
+
+  const kmeans_plan& plan() const { return engines_[0]->plan(); }
+
+  // Lloyd's iterations from the first k points until convergence (what the scaling bench times).
+  void iterate(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress, clustering* record) {
+    const std::span<const float> initial(pts_.features.data(), std::size_t(k_ * pts_.d));
+    for (auto& e : engines_) e->start_from(initial);
+    const auto arrays = engines_[0]->partials();
+    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+      for (auto& e : engines_) e->queue_partials();
+      sum_over_ranks([](const auto& a) -> void* { return a.counts; }, arrays.count_bins, reduce_type_of<int>());
+      sum_over_ranks([](const auto& a) -> void* { return a.sums; }, arrays.sum_values, reduce_type::f32);
+      sum_over_ranks([](const auto& a) -> void* { return &a.report->objective; }, 1, reduce_type::f64);
+      sum_over_ranks([](const auto& a) -> void* { return &a.report->changed; }, 1, reduce_type_of<std::int64_t>());
+      for (auto& e : engines_) e->finish_partials(it == 1);
+      const summary s = engines_[0]->reduced_report();
+      if (record) record->iterations = it, record->changed.push_back(s.changed), record->objectives.push_back(s.objective);
+      if (progress) progress(it, {s.changed, s.objective});
+      if (double(s.changed) <= cfg.threshold * double(pts_.n)) break;
+    }
+  }
+
+  // iterate(), timed, and the results gathered from the ranks.
+  clustering cluster(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress) {
+    clustering out;
+    const auto t0 = std::chrono::steady_clock::now();
+    iterate(cfg, progress, &out);
+    mc_.synchronize();
+    out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out.initial_centroids.assign(pts_.features.begin(), pts_.features.begin() + k_ * pts_.d);
+    out.centroids = engines_[0]->centroids();
+    for (auto& e : engines_) {
+      const auto m = e->membership(), f = e->first_membership();
+      out.membership.insert(out.membership.end(), m.begin(), m.end());
+      out.first_membership.insert(out.first_membership.end(), f.begin(), f.end());
+      out.objective += e->objective();  // each rank's points', added in rank order
+    }
+    return out;
+  }
+
+ private:
+  template <class PointerOf>
+  void sum_over_ranks(PointerOf pointer_of, std::size_t count, reduce_type type) {
     std::vector<void*> bufs;
-    for (auto& e : engines) bufs.push_back(pointer_of(e->partials()));
-    mc.all_reduce(bufs, count, type, reduce_op::sum);
-  };
-  const auto arrays = engines[0]->partials();
-  for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
-    for (auto& e : engines) e->queue_partials();
-    sum_over_ranks([](const auto& a) -> void* { return a.counts; }, arrays.count_bins, reduce_type_of<int>());
-    sum_over_ranks([](const auto& a) -> void* { return a.sums; }, arrays.sum_values, reduce_type::f32);
-    sum_over_ranks([](const auto& a) -> void* { return &a.report->objective; }, 1, reduce_type::f64);
-    sum_over_ranks([](const auto& a) -> void* { return &a.report->changed; }, 1, reduce_type_of<std::int64_t>());
-    for (auto& e : engines) e->finish_partials(it == 1);
-    const summary s = engines[0]->reduced_report();
-    out.iterations = it;
-    out.changed.push_back(s.changed);
-    out.objectives.push_back(s.objective);
-    if (progress) progress(it, {s.changed, s.objective});
-    if (double(s.changed) <= cfg.threshold * double(pts.n)) break;
+    for (auto& e : engines_) bufs.push_back(pointer_of(e->partials()));
+    mc_.all_reduce(bufs, count, type, reduce_op::sum);
   }
-  mc.synchronize();
-  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  out.centroids = engines[0]->centroids();
-  for (auto& e : engines) {
-    const auto m = e->membership(), f = e->first_membership();
-    out.membership.insert(out.membership.end(), m.begin(), m.end());
-    out.first_membership.insert(out.first_membership.end(), f.begin(), f.end());
-    out.objective += e->objective();  // each rank's points', added in rank order
-  }
-  return out;
-}
+
+  const multi_context& mc_;
+  const kmeans_points& pts_;
+  std::int64_t k_;
+  std::vector<kmeans_points> shards_;
+  std::vector<std::unique_ptr<kmeans_engine>> engines_;
+};
 
 // ---- Datasets ---------------------------------------------------------------------------------
 
@@ -1686,12 +1707,17 @@ class kmeans_app final : public app {
     const auto data = load_points(r.inputs, r.format);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
-    // --set devices=...: several ranks (cluster_ranks); without it, one engine on ctx as always.
+    // --set devices=...: several ranks (ranked_kmeans); without it, one engine on ctx as always.
     const std::string devices = r.settings.value("devices", std::string());
     std::unique_ptr<multi_context> ranks;
     std::unique_ptr<kmeans_engine> engine;
-    if (devices.empty()) engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
-    else ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which()));
+    std::unique_ptr<ranked_kmeans> ranked;
+    if (devices.empty()) {
+      engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
+    } else {
+      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which()));
+      ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
+    }
     std::ostringstream msg;
     msg << "kmeans: " << n << " points x " << d << " features, k = " << cfg.k << " on " << (ranks ? ranks->describe() : ctx.describe());
     std::function<void(std::int64_t, const step_report&)> progress;
@@ -1701,9 +1727,8 @@ class kmeans_app final : public app {
                   << std::setprecision(3) << 100.0 * double(rep.changed) / double(n) << "%), objective " << std::setprecision(10)
                   << rep.objective << std::endl;
       };
-    kmeans_plan used = plan;
-    const clustering res = engine ? engine->cluster(cfg, progress) : cluster_ranks(*ranks, data.pts, cfg.k, plan, cfg, progress, &used);
-    if (engine) used = engine->plan();
+    const clustering res = engine ? engine->cluster(cfg, progress) : ranked->cluster(cfg, progress);
+    const kmeans_plan used = engine ? engine->plan() : ranked->plan();
     const std::string update_plan = engine ? engine->update_plan() : std::string();
     msg << "\n  " << used.describe();
 
@@ -1878,7 +1903,34 @@ class kmeans_app final : public app {
             auto_plan.layout == layout_kind::columns ? "hist,layout=rows" : "hist,sums=vec4"};
   }
 
+  bool scales_over_devices() const override { return true; }
+
+  // `soac bench kmeans --devices`: the issue's size, n = 10^7 points x d = 256, k = 1024 (uniform
+  // like paper-k1024, 100x its points), `max_iterations` iterations (5) per timed run with
+  // threshold 0 so that every run does the same work; --set n=..., d=..., k=... change it.
+  void bench_scaling(const context& ctx, const bench_request& r, bench::suite& suite) const {
+    std::map<std::string, std::string> overrides = {{"n", "1e7"}, {"max_iterations", "5"}, {"threshold", "0"}};
+    for (const auto& [key, value] : r.overrides) overrides[key] = value;
+    const auto params = resolve_params("paper-k1024", overrides);
+    const auto s = spec_of(params);
+    const auto devices = parse_devices(r.devices, ctx.which());
+    // The points, and every shard's copy of them (host memory), before generating any.
+    require_host_memory(checked_bytes(checked_bytes(std::uint64_t(s.n), std::uint64_t(s.d), "kmeans: n x d"), 2 * sizeof(float), "kmeans: n x d"),
+                        "kmeans --devices: the points and the ranks' copies of their shards");
+    const kmeans_points pts{s.n, s.d, generate_points(s, r.seed)};
+    const kmeans_config cfg{s.k, 0.0, s.max_iterations, init_kind::first, 1};
+    suite.expect_cases(1);
+    suite.begin_case("scaling: n = " + std::to_string(s.n) + ", d = " + std::to_string(s.d) + ", k = " + std::to_string(s.k) + ", " +
+                         std::to_string(s.max_iterations) + " iterations",
+                     params, 4.0 * double(s.n) * double(s.d) * double(s.max_iterations));
+    measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+      const auto ranked = std::make_shared<ranked_kmeans>(mc, pts, s.k, parse_variant(""), cfg.init);
+      return std::function<void()>([ranked, &cfg] { ranked->iterate(cfg, {}, nullptr); });
+    });
+  }
+
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
     std::vector<bench_input> inputs;
     if (!r.inputs.empty()) {
       // Files: Rodinia's defaults unless --set k=..., threshold=..., max_iterations=..., init=...,

@@ -10,7 +10,7 @@
 // so one thread queues every rank's work on its stream and NCCL's group calls join the ranks.
 // host: R simulated ranks in this process, each a host context, with the same collectives done
 // in rank order over the ranks' buffers (all in host memory). The decomposition above (the
-// sharding and combining of core/multi/multi.cuh) is the same code for both, so the host tests
+// sharding and combining of core/multi/combine.cuh) is the same code for both, so the host tests
 // exercise exactly what runs on several GPUs.
 //
 // Collectives take one pointer per rank (in that rank's memory), are queued on each rank's
@@ -59,7 +59,7 @@ constexpr reduce_type reduce_type_of() {
 
 // native_reduction<Op>: whether an all-reduce does Op itself (plus, minimum, maximum of a type
 // above), and as what. Any other operator is combined by gathering the ranks' partials and
-// folding them with Op (core/multi/multi.cuh).
+// folding them with Op (core/multi/combine.cuh).
 template <class Op>
 struct native_reduction : std::false_type {};
 template <class T, reduce_op R>
