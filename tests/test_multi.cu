@@ -105,6 +105,23 @@ bool same_bits(const T& a, const T& b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
+// Every rank's copy of the whole input and a destination of `size` elements, with the
+// destinations' views.
+template <class T>
+struct replicated {
+  std::vector<buffer<std::int32_t>> copies;
+  std::vector<buffer<T>> outs;
+  std::vector<span<T>> views;
+  replicated(const multi_context& mc, const std::vector<std::int32_t>& host, std::size_t size) {
+    for (int r = 0; r < mc.ranks(); ++r) {
+      copies.emplace_back(mc.rank(r), std::span<const std::int32_t>(host));
+      outs.emplace_back(mc.rank(r), size);
+    }
+    views = views_of(outs);
+  }
+  std::span<const span<T>> destinations() const { return views; }
+};
+
 // Each rank's copy of its shard of `host`, as make_f hands it to the functor F{local, begin, H}.
 template <class F>
 struct sharded_input {
@@ -418,22 +435,16 @@ void check_batched(backend which, std::int64_t batches, std::int64_t seg_len, st
   const auto want = want_buf.to_vector();
   for (const int R : rank_counts(which)) {
     multi_context mc(which, R);
-    std::vector<buffer<std::int32_t>> copies;
-    std::vector<buffer<V>> histos;
-    for (int r = 0; r < R; ++r) {
-      copies.emplace_back(mc.rank(r), std::span<const std::int32_t>(host));
-      histos.emplace_back(mc.rank(r), std::size_t(batches * H));
-    }
-    const auto views = views_of(histos);
+    const replicated<V> b(mc, host, std::size_t(batches * H));
     multi_hist_batched(
         mc, {}, batches, seg_len,
         [&](const shard& s) {
           EXPECT_EQ(s.begin, shard_of(seg_len, R, s.rank).begin);
-          return F{copies[std::size_t(s.rank)].data(), H};
+          return F{b.copies[std::size_t(s.rank)].data(), H};
         },
-        std::span<const span<V>>(views), H, Op{});
+        b.destinations(), H, Op{});
     for (int r = 0; r < R; ++r)
-      EXPECT_EQ(histos[std::size_t(r)].to_vector(), want) << "batches " << batches << " seg_len " << seg_len << " R " << R;
+      EXPECT_EQ(b.outs[std::size_t(r)].to_vector(), want) << "batches " << batches << " seg_len " << seg_len << " R " << R;
   }
 }
 
@@ -457,13 +468,9 @@ void check_segreduce(backend which, std::int64_t m, std::int64_t n) {
   const auto want = want_buf.to_vector();
   for (const int R : rank_counts(which)) {
     multi_context mc(which, R);
-    std::vector<buffer<std::int32_t>> copies;
-    std::vector<buffer<T>> outs;
-    for (int r = 0; r < R; ++r) {
-      copies.emplace_back(mc.rank(r), std::span<const std::int32_t>(host));
-      outs.emplace_back(mc.rank(r), std::size_t(m));
-    }
-    const auto views = views_of(outs);
+    const replicated<T> b(mc, host, std::size_t(m));
+    const auto& copies = b.copies;
+    const auto& outs = b.outs;
     multi_segreduce(
         mc, m, n,
         [&](const segment_shard& s) {
@@ -477,7 +484,7 @@ void check_segreduce(backend which, std::int64_t m, std::int64_t n) {
           }
           return F{copies[std::size_t(s.rank)].data(), n};
         },
-        std::span<const span<T>>(views), Op{});
+        b.destinations(), Op{});
     for (int r = 0; r < R; ++r) {
       const auto got = outs[std::size_t(r)].to_vector();
       ASSERT_EQ(got.size(), want.size());
@@ -510,19 +517,14 @@ TEST_P(Multi, SegreduceResultOnTheRootAlone) {
     for (const std::int64_t m : {std::int64_t(1), std::int64_t(R + 2)}) {
       const std::int64_t n = 300;
       const auto host = signed_values(m * n, 5);
-      std::vector<buffer<std::int32_t>> copies;
-      std::vector<buffer<std::int64_t>> outs;
-      for (int r = 0; r < R; ++r) {
-        copies.emplace_back(mc.rank(r), std::span<const std::int32_t>(host));
-        outs.emplace_back(mc.rank(r), std::size_t(m));
-      }
+      const replicated<std::int64_t> b(mc, host, std::size_t(m));
+      const auto& copies = b.copies;
       multi_options root;
       root.placement = result_placement::root;
       root.root = R - 1;
-      const auto views = views_of(outs);
       multi_segreduce(mc, m, n, [&](const segment_shard& s) { return matrix_element<std::int64_t>{copies[std::size_t(s.rank)].data(), n}; },
-                      std::span<const span<std::int64_t>>(views), plus<std::int64_t>{}, root);
-      const auto got = outs[std::size_t(R - 1)].to_vector();
+                      b.destinations(), plus<std::int64_t>{}, root);
+      const auto got = b.outs[std::size_t(R - 1)].to_vector();
       for (std::int64_t s = 0; s < m; ++s)
         EXPECT_EQ(got[std::size_t(s)], std::accumulate(host.begin() + s * n, host.begin() + (s + 1) * n, std::int64_t(0)));
     }
