@@ -79,6 +79,9 @@ struct bench_request {
   // apps whose input_formats() are not empty.
   std::vector<std::filesystem::path> inputs;
   std::string format;
+  // `--devices all|LIST`: a scaling table over 1, 2, 4, ... of these devices instead of the
+  // app's usual cases (apps whose scales_over_devices() is true); empty: one context.
+  std::string devices;
 };
 
 class app {
@@ -99,6 +102,8 @@ class app {
   virtual std::vector<file_format> input_formats() const { return {}; }
   // Settings of `soac run APP --set KEY=VALUE`, with their defaults.
   virtual std::vector<setting> run_settings() const { return {}; }
+  // Whether `soac bench APP --devices` has a scaling table over several GPUs (apps/multi_scaling.hpp).
+  virtual bool scales_over_devices() const { return false; }
 
   // Checks a dataset's parameters, each against its range and against the others (throws
   // usage_error naming the parameter; sizes beyond memory may throw resource_error). `soac gen`

@@ -38,7 +38,7 @@ commands:
   run        run an app:             soac run APP -i DATASET [--format F] [--set KEY=VALUE] [-o RESULT] [--variant V]
   validate   check a result:         soac validate APP -i DATASET [--format F] -r RESULT
   bench      benchmark with in-run baselines:
-                                     soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE]
+                                     soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE] [--devices all|0,1,...]
   reproduce  the papers' tables and figures on this machine, as JSON and a markdown report with plots:
                                      soac reproduce TABLE... | all [--quick] [-o DIR]   (soac reproduce --list)
 
@@ -248,6 +248,8 @@ int cmd_bench(std::vector<std::string>& args) {
       ("warmup", "untimed runs before timing", cxxopts::value<int>()->default_value("5"))
       ("warmup-ms", "... and more untimed runs until they took this many ms", cxxopts::value<double>()->default_value("20"))
       ("json", "also write every figure as JSON to FILE", cxxopts::value<std::string>())
+      ("devices", "all or a list such as 0,1,2,3: a scaling table over 1, 2, 4, ... of these GPUs (hist, kmeans; "
+                  "the host backend simulates that many ranks)", cxxopts::value<std::string>())
       ("launch-latency", "time each run from when the host starts launching it (default: the GPU's work only, queued behind a held stream)")
       ("no-progress", "no progress lines on stderr");
   const auto r = parse(o, args);
@@ -261,6 +263,11 @@ int cmd_bench(std::vector<std::string>& args) {
   req.inputs = inputs_of(r, req.format);
   if (!req.inputs.empty() && a.input_formats().empty())
     throw usage_error(a.name() + ": bench measures generated presets only (no -i)");
+  if (r.count("devices")) {
+    req.devices = r["devices"].as<std::string>();
+    if (!a.scales_over_devices()) throw usage_error(a.name() + ": bench has no --devices scaling table (hist and kmeans have)");
+    if (req.devices.empty()) throw usage_error("--devices: expected all or a list such as 0,1");
+  }
   bench::settings s;
   s.runs = r["runs"].as<int>();
   s.warmup = r["warmup"].as<int>();

@@ -1,6 +1,7 @@
 // The kmeans app on both backends: every variant and distance form validates against the double
 // reference, Rodinia's files round-trip, and bad files and settings are clear errors. The
 // validator's own rules (near-ties, means, objective) are tested on hand-made cases.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "apps/multi_scaling.hpp"
 #include "bench/harness.hpp"
 #include "datasets/bundle.hpp"
 #include "datasets/rodinia_kmeans.hpp"
@@ -133,6 +135,43 @@ TEST_P(KmeansApp, RunSettingsOverrideTheDataset) {
   EXPECT_EQ(r.info()["iterations"], 2);
   EXPECT_EQ(r.header("centroids").shape[0], 3);
   EXPECT_TRUE(validate("kmeans", {data}, path("r")).ok);
+}
+
+// --set devices: the points sharded over ranks (simulated on host; on cuda one GPU per rank, the
+// lists beyond the machine's GPUs skipped), counts and sums all-reduced. Every rank count gives
+// one context's memberships on the tiny preset (and its iteration count), and validates.
+TEST_P(KmeansApp, SeveralRanksGiveTheMembershipsOfOne) {
+  const auto data = gen("kmeans", "tiny", "data");
+  run("kmeans", {data}, "", {}, "", path("one"));
+  const auto one = datasets::bundle::open(path("one"));
+  const int gpus = GetParam() == backend::cuda ? cuda_device_count() : 64;
+  for (const std::string devices : {"0", "0,1", "0,1,2", "0,1,2,3,4,5,6"}) {
+    const int ranks = int(std::count(devices.begin(), devices.end(), ',')) + 1;
+    if (ranks > gpus) continue;
+    for (const std::string variant : {"hist", "hist,sums=vec4", "hist,layout=rows,sums=split", "hist,distances=gemm"}) {
+      const auto out = path("ranks" + std::to_string(ranks) + variant);
+      run("kmeans", {data}, variant, {{"devices", devices}}, "", out);
+      const auto r = datasets::bundle::open(out);
+      EXPECT_EQ(r.info()["ranks"], ranks);
+      EXPECT_EQ(r.read<std::int32_t>("membership"), one.read<std::int32_t>("membership")) << devices << " " << variant;
+      EXPECT_EQ(r.read<std::int32_t>("first_membership"), one.read<std::int32_t>("first_membership")) << devices << " " << variant;
+      EXPECT_EQ(r.info()["iterations"], one.info()["iterations"]) << devices << " " << variant;
+      EXPECT_EQ(r.read<std::int64_t>("changed"), one.read<std::int64_t>("changed")) << devices << " " << variant;
+      EXPECT_TRUE(validate("kmeans", {data}, out).ok) << devices << " " << variant;
+    }
+  }
+}
+
+TEST_P(KmeansApp, SeveralRanksRefuseWhatTheyCannotRun) {
+  const auto data = gen("kmeans", "tiny", "data");
+  const auto e1 = error_of<usage_error>([&] { run("kmeans", {data}, "segreduce", {{"devices", "0,1"}}, "", path("r")); });
+  EXPECT_NE(e1.find("hist variant"), std::string::npos) << e1;
+  const auto e2 = error_of<usage_error>([&] { run("kmeans", {data}, "", {{"devices", "0,1"}, {"init", "kmeans++"}}, "", path("r")); });
+  EXPECT_NE(e2.find("init=first"), std::string::npos) << e2;
+  const auto e3 = error_of<usage_error>([&] { run("kmeans", {data}, "", {{"devices", "0,0"}}, "", path("r")); });
+  EXPECT_NE(e3.find("named twice"), std::string::npos) << e3;
+  const auto e4 = error_of<usage_error>([&] { run("kmeans", {data}, "", {{"devices", "zero"}}, "", path("r")); });
+  EXPECT_NE(e4.find("not a device number"), std::string::npos) << e4;
 }
 
 TEST_P(KmeansApp, RodiniaTextAndBinaryFilesRunAndValidate) {
@@ -294,6 +333,28 @@ TEST_P(KmeansApp, BenchTimesEveryVariantWithRodiniaAsTheBaseline) {
     EXPECT_NE(v.note.find("iterations"), std::string::npos) << v.note;
     EXPECT_EQ(v.note.find("DIFFERS"), std::string::npos) << v.note;
   }
+}
+
+// soac bench kmeans --devices: one case with a row per rank count (1, 2, 3 of "0,1,2" on host;
+// on cuda the machine's GPUs), one device as the baseline, speedup and efficiency in the notes.
+TEST_P(KmeansApp, BenchDevicesPrintsAScalingTable) {
+  bench::suite suite(ctx(), "kmeans", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
+  apps::bench_request req;
+  req.devices = GetParam() == backend::cuda ? "all" : "0,1,2";
+  req.overrides = {{"n", "2000"}, {"d", "8"}, {"k", "16"}, {"max_iterations", "2"}};
+  apps::find_app("kmeans").bench(ctx(), req, suite);
+  ASSERT_EQ(suite.cases().size(), 1u);
+  const auto& rows = suite.cases()[0].variants;
+  const std::vector<int> counts = GetParam() == backend::cuda ? apps::scaling_rank_counts(cuda_device_count()) : std::vector<int>{1, 2, 3};
+  ASSERT_EQ(rows.size(), counts.size());
+  EXPECT_EQ(rows[0].name, "1 device");
+  EXPECT_EQ(rows[0].kind, bench::role::baseline);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_NE(rows[i].note.find("parallel efficiency"), std::string::npos) << rows[i].note;
+    EXPECT_NE(rows[i].note.find(std::to_string(counts[i]) + (counts[i] == 1 ? " rank" : " ranks")), std::string::npos) << rows[i].note;
+  }
+  req.devices = "0,0";
+  EXPECT_THROW(apps::find_app("kmeans").bench(ctx(), req, suite), usage_error);
 }
 
 SOAC_INSTANTIATE_APP_BACKENDS(KmeansApp);

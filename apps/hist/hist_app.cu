@@ -18,11 +18,13 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include "apps/app.hpp"
+#include "apps/multi_scaling.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/fast_divide.hpp"
 #include "core/hist.cuh"
 #include "core/hist/operators.hpp"
+#include "core/multi/hist.cuh"
 #include "datasets/bundle.hpp"
 #include "datasets/random.hpp"
 #include "validate/hist.hpp"
@@ -214,6 +216,22 @@ nlohmann::json plan_json(const hist_plan& p) {
           {"describe", p.describe()}};
 }
 
+// The scaling bench's input (uniform 32-bit words, element i the same on any rank count) and
+// bin function (x mod H, by multiplication as in the other GPU variants).
+struct scaling_input {
+  std::uint64_t seed;
+  std::int64_t begin;
+  SOAC_HD write_at<std::int64_t, std::uint32_t> operator()(std::int64_t i) const {
+    return {i, datasets::random_u32(seed, 0x6d756c7469ull, std::uint64_t(begin + i))};
+  }
+};
+struct scaling_bins {
+  const std::uint32_t* local;
+  std::int64_t begin;
+  fast_divisor by_bins;
+  SOAC_HD bin_value<std::uint32_t> operator()(std::int64_t i) const { return {by_bins.remainder(local[i - begin]), 1u}; }
+};
+
 class hist_app final : public app {
  public:
   std::string name() const override { return "hist"; }
@@ -346,7 +364,54 @@ class hist_app final : public app {
   }
 
   // ---- bench
+  bool scales_over_devices() const override { return true; }
+
+  // `soac bench hist --devices`: the issue's sizes, N = 2^30 uint32 counted into H in {256, 48K,
+  // 1.5M} bins (uint32 add, all-reduced natively); every rank holds its shard of the input, made
+  // on its device. --set n=... and --set H=... (one H) change them.
+  static void bench_scaling(const context& ctx, const bench_request& r, bench::suite& suite) {
+    std::int64_t n = std::int64_t(1) << 30;
+    std::vector<std::int64_t> bins = {256, 48 * 1024, 1536 * 1024};
+    for (const auto& [key, value] : r.overrides) {
+      if (key == "n") {
+        n = int_param({{"n", parse_number("n", value)}}, "n", 0, std::int64_t(1) << 40);
+      } else if (key == "H") {
+        bins = {int_param({{"H", parse_number("H", value)}}, "H", 1, std::int64_t(1) << 31)};
+      } else {
+        throw usage_error("hist bench --devices: unknown setting '" + key + "' (n, H)");
+      }
+    }
+    const auto devices = parse_devices(r.devices, ctx.which());
+    suite.expect_cases(int(bins.size()));
+    for (const std::int64_t H : bins) {
+      suite.begin_case("scaling: N = " + std::to_string(n) + " uint32, H = " + std::to_string(H), {{"n", n}, {"H", H}}, 4.0 * double(n));
+      measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+        struct rank_state {
+          std::vector<buffer<std::uint32_t>> inputs, histos;
+          std::vector<span<std::uint32_t>> views;
+        };
+        const auto st = std::make_shared<rank_state>();
+        for (int q = 0; q < mc.ranks(); ++q) {
+          context& c = mc.rank(q);
+          const shard s = shard_of(n, mc.ranks(), q);
+          c.require_memory(checked_bytes(std::uint64_t(s.size() + H), sizeof(std::uint32_t), "hist --devices"),
+                           "hist --devices: rank " + std::to_string(q) + "'s shard and histogram");
+          st->inputs.emplace_back(c, std::size_t(s.size()));
+          scatter(c, s.size(), scaling_input{r.seed, s.begin}, st->inputs.back());
+          st->histos.emplace_back(c, std::size_t(H));
+          st->views.push_back(st->histos.back().view());
+        }
+        const fast_divisor by_bins{static_cast<std::uint32_t>(H)};
+        return std::function<void()>([st, &mc, n, by_bins] {
+          multi_hist(mc, {}, n, [&](const shard& s) { return scaling_bins{st->inputs[std::size_t(s.rank)].data(), s.begin, by_bins}; },
+                     std::span<const span<std::uint32_t>>(st->views), plus<std::uint32_t>{});
+        });
+      });
+    }
+  }
+
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
     if (!ctx.is_cuda()) throw usage_error("hist bench: the microbenchmark and its CUB baselines need --backend cuda");
     const auto names = r.presets.empty() ? bench_presets() : r.presets;
     std::vector<micro_spec> specs;

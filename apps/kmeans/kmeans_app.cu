@@ -40,11 +40,13 @@
 #include <cublas_v2.h>
 
 #include "apps/app.hpp"
+#include "apps/multi_scaling.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/fast_divide.hpp"
 #include "core/hist.cuh"
 #include "core/launch.cuh"
+#include "core/multi/combine.cuh"
 #include "core/scan.cuh"
 #include "core/scatter.cuh"
 #include "core/segreduce.cuh"
@@ -714,6 +716,11 @@ std::int64_t column_parts(std::int64_t n, std::int64_t d, std::int64_t sms) {
   return best;
 }
 
+// sums=batched's parts per feature on ctx (host: a few, which the tests cover).
+std::int64_t batched_parts(const context& ctx, std::int64_t n, std::int64_t d) {
+  return ctx.is_cuda() ? column_parts(n, d, ctx.props().sm_count) : std::min<std::int64_t>(3, n);
+}
+
 // Auto choices that depend on the data and the device.
 void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::int64_t d, std::int64_t k) {
   if (plan.distances == distance_kind::automatic)
@@ -839,7 +846,9 @@ class report_slots {
 // One dataset on one context with one plan: the device state of Lloyd's iterations.
 class kmeans_engine {
  public:
-  kmeans_engine(context& ctx, const kmeans_points& pts, std::int64_t k, kmeans_plan plan)
+  // parts: sums=batched's parts per feature, 0 to choose (column_parts); several ranks pass one
+  // count to all, so that their sums arrays have one layout for the all-reduce.
+  kmeans_engine(context& ctx, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, std::int64_t parts = 0)
       : ctx_(ctx), n_(pts.n), d_(pts.d), k_(k), plan_(std::move(plan)), host_x_(pts.features) {
     resolve_plan(plan_, ctx, n_, d_, k_);
     x_ = buffer<float>(ctx, std::span<const float>(pts.features));
@@ -870,7 +879,7 @@ class kmeans_engine {
     if (plan_.update != update_kind::rodinia) {
       counts_ = buffer<int>(ctx, std::size_t(k_));
       if (plan_.update == update_kind::hist && plan_.sums == sums_kind::batched)
-        parts_ = ctx.is_cuda() ? column_parts(n_, d_, ctx.props().sm_count) : std::min<std::int64_t>(3, n_);  // (host: a few, tested)
+        parts_ = parts > 0 ? parts : batched_parts(ctx, n_, d_);
       if (plan_.update == update_kind::hist && plan_.sums == sums_kind::vec4)
         sums4_ = buffer<vec<float, vector_width>>(ctx, std::size_t(k_ * blocks()));
       else
@@ -993,8 +1002,12 @@ class kmeans_engine {
     if (columns()) scatter(ctx_, n_, membership_of{best_.data()}, member_);  // what the column sums read
   }
   void update() {
-    if (plan_.update == update_kind::hist) update_hist();
-    else update_segreduce();
+    if (plan_.update == update_kind::hist) {
+      update_hist();
+      finalize_hist();
+    } else {
+      update_segreduce();
+    }
   }
   // gemm distances: the SGEMMs alone, and the argmins alone (of the last chunk's distances).
   void gemm_products() {
@@ -1003,6 +1016,45 @@ class kmeans_engine {
   void gemm_argmins() {
     for (std::int64_t p0 = 0; p0 < n_; p0 += plan_.chunk) chunk_argmin(p0, std::min(plan_.chunk, n_ - p0));
   }
+
+  // ---- Several ranks (ranked_kmeans): each rank's engine holds its shard of the points, and an
+  // iteration is its partials on every rank, their all-reduce, then its end on every rank.
+
+  // Starts from the given centroids (replicated on every rank), no previous memberships.
+  void start_from(std::span<const float> centroids) {
+    centroids_.copy_from(centroids);
+    initial_.copy_from(centroids);
+    scatter(ctx_, n_, constant<nearest>{{0.f, -1}}, previous_);
+  }
+  // The iteration up to its counts and sums of this rank's points (summary in slot 0).
+  void queue_partials() {
+    assign();
+    summarize(0);
+    update_hist();
+  }
+  // What the ranks all-reduce (sum) between queue_partials and finish_partials.
+  struct partial_arrays {
+    int* counts;
+    std::size_t count_bins;
+    float* sums;
+    std::size_t sum_values;
+    summary* report;
+  };
+  partial_arrays partials() {
+    if (plan_.update != update_kind::hist) throw usage_error("kmeans: several ranks need the hist update");
+    const bool vec = plan_.sums == sums_kind::vec4;
+    return {counts_.data(), counts_.size(), vec ? &sums4_.data()->v[0] : sums_.data(),
+            vec ? sums4_.size() * vector_width : sums_.size(), summary_.data()};
+  }
+  // The centroids from the reduced counts and sums; this iteration's results made current.
+  void finish_partials(bool first_iteration) {
+    finalize_hist();
+    best_.swap(previous_);
+    centroids_.swap(next_);
+    if (first_iteration) keep_first_membership();
+  }
+  summary reduced_report() const { return summary_.to_vector()[0]; }
+  std::vector<std::int32_t> first_membership() const { return indices_of(first_); }
 
   // The objective of the current centroids and memberships (after iterate()).
   double objective() { return final_objective(); }
@@ -1169,7 +1221,6 @@ class kmeans_engine {
         used = hist_fused(ctx_, plan_.hist, elements,
                           block_updates<vector_width>{x_.data(), best_.data(), d_, index_split(blocks(), elements)},
                           counts_.view(), plus<int>{}, sums4_.view(), elementwise<plus<float>, vector_width>{});
-        finalize(vector_sums<vector_width>{sums4_.data(), blocks()});
         update_plan_ = "hist_fused: " + used.describe();
         return;
       }
@@ -1184,12 +1235,10 @@ class kmeans_engine {
                               column_sums{features_t_.data(), member_.data(), n_, parts_, index_split(seg, hists * seg),
                                           fast_divisor(std::uint32_t(parts_))},
                               sums_.view(), k_, plus<float>{});
-          finalize(part_sums{sums_.data(), k_, parts_});
         } else {
           const layout_sums f = columns() ? layout_sums{features_t_.data(), member_.data(), best_.data(), index_split(n_, total), d_}
                                           : layout_sums{x_.data(), nullptr, best_.data(), index_split(d_, total), d_};
           used = hist(ctx_, plan_.hist, total, f, sums_.view(), plus<float>{});
-          finalize(strided_sums{sums_.data(), d_, 1});
         }
         update_plan_ = "counts hist: " + counted.describe() + "; sums " +
                        (plan_.sums == sums_kind::batched ? "hist_batched (" + std::to_string(parts_) + " parts per feature)" : "hist") +
@@ -1201,10 +1250,16 @@ class kmeans_engine {
         const std::int64_t total = n_ * d_;
         used = hist_fused(ctx_, plan_.hist, total, flat_updates{x_.data(), best_.data(), index_split(d_, total)}, counts_.view(),
                           plus<int>{}, sums_.view(), plus<float>{});
-        finalize(strided_sums{sums_.data(), d_, 1});
         update_plan_ = "hist_fused: " + used.describe();
       }
     }
+  }
+
+  // The new centroids from the counts and sums that update_hist left (several ranks: all-reduced).
+  void finalize_hist() {
+    if (plan_.sums == sums_kind::vec4) finalize(vector_sums<vector_width>{sums4_.data(), blocks()});
+    else if (plan_.sums == sums_kind::batched) finalize(part_sums{sums_.data(), k_, parts_});
+    else finalize(strided_sums{sums_.data(), d_, 1});
   }
 
   void update_segreduce() {
@@ -1332,6 +1387,91 @@ class kmeans_engine {
   std::vector<int> host_counts_;
 };
 
+// ---- Several ranks ----------------------------------------------------------------------------
+
+// Lloyd's iterations over the ranks of mc (several GPUs, or simulated host ranks): the points in
+// contiguous shards (one engine per rank on its own copy of its shard), the centroids replicated;
+// every iteration each rank assigns its points and computes its counts and sums, the counts, sums,
+// changes and objective are all-reduced (sum; NCCL on cuda), and every rank moves the centroids
+// alike, so the convergence test reads the all-reduced change count. One plan for all ranks
+// (resolved for all n points on rank 0's device), so that the ranks' sums arrays agree; the hist
+// update only (its counts and sums are what is reduced) and the first k points as the initial
+// centroids (kmeans++ seeds over all points, which a shard does not hold).
+class ranked_kmeans {
+ public:
+  ranked_kmeans(const multi_context& mc, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, init_kind init) : mc_(mc), pts_(pts), k_(k) {
+    const int R = mc.ranks();
+    if (plan.update != update_kind::hist)
+      throw usage_error("kmeans: several devices run the hist variant (its counts and sums are all-reduced), not '" + plan.variant + "'");
+    if (init != init_kind::first) throw usage_error("kmeans: several devices start from init=first (kmeans++ seeds over all the points)");
+    if (pts.n < R)
+      throw usage_error("kmeans: " + std::to_string(R) + " ranks for " + std::to_string(pts.n) + " points (at most one rank per point)");
+    resolve_plan(plan, mc.rank(0), pts.n, pts.d, k);
+    shards_.resize(static_cast<std::size_t>(R));  // (the engines keep references to them)
+    const std::int64_t parts = batched_parts(mc.rank(0), shard_of(pts.n, R, 0).size(), pts.d);
+    for (int r = 0; r < R; ++r) {
+      const shard s = shard_of(pts.n, R, r);
+      auto& part = shards_[std::size_t(r)];
+      part.n = s.size();
+      part.d = pts.d;
+      part.features.assign(pts.features.begin() + s.begin * pts.d, pts.features.begin() + s.end * pts.d);
+      engines_.push_back(std::make_unique<kmeans_engine>(mc.rank(r), part, k, plan, parts));
+    }
+  }
+
+  const kmeans_plan& plan() const { return engines_[0]->plan(); }
+
+  // Lloyd's iterations from the first k points until convergence (what the scaling bench times).
+  void iterate(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress, clustering* record) {
+    const std::span<const float> initial(pts_.features.data(), std::size_t(k_ * pts_.d));
+    for (auto& e : engines_) e->start_from(initial);
+    const auto arrays = engines_[0]->partials();
+    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+      for (auto& e : engines_) e->queue_partials();
+      sum_over_ranks([](const auto& a) -> void* { return a.counts; }, arrays.count_bins, reduce_type_of<int>());
+      sum_over_ranks([](const auto& a) -> void* { return a.sums; }, arrays.sum_values, reduce_type::f32);
+      sum_over_ranks([](const auto& a) -> void* { return &a.report->objective; }, 1, reduce_type::f64);
+      sum_over_ranks([](const auto& a) -> void* { return &a.report->changed; }, 1, reduce_type_of<std::int64_t>());
+      for (auto& e : engines_) e->finish_partials(it == 1);
+      const summary s = engines_[0]->reduced_report();
+      if (record) record->iterations = it, record->changed.push_back(s.changed), record->objectives.push_back(s.objective);
+      if (progress) progress(it, {s.changed, s.objective});
+      if (double(s.changed) <= cfg.threshold * double(pts_.n)) break;
+    }
+  }
+
+  // iterate(), timed, and the results gathered from the ranks.
+  clustering cluster(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress) {
+    clustering out;
+    const auto t0 = std::chrono::steady_clock::now();
+    iterate(cfg, progress, &out);
+    mc_.synchronize();
+    out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out.initial_centroids.assign(pts_.features.begin(), pts_.features.begin() + k_ * pts_.d);
+    out.centroids = engines_[0]->centroids();
+    for (auto& e : engines_) {
+      const auto m = e->membership(), f = e->first_membership();
+      out.membership.insert(out.membership.end(), m.begin(), m.end());
+      out.first_membership.insert(out.first_membership.end(), f.begin(), f.end());
+      out.objective += e->objective();  // each rank's points', added in rank order
+    }
+    return out;
+  }
+
+ private:
+  template <class PointerOf>
+  void sum_over_ranks(PointerOf pointer_of, std::size_t count, reduce_type type) {
+    std::vector<void*> bufs;
+    for (auto& e : engines_) bufs.push_back(pointer_of(e->partials()));
+    mc_.all_reduce(bufs, count, type, reduce_op::sum);
+  }
+
+  const multi_context& mc_;
+  const kmeans_points& pts_;
+  std::int64_t k_;
+  std::vector<kmeans_points> shards_;
+  std::vector<std::unique_ptr<kmeans_engine>> engines_;
+};
 
 // ---- Datasets ---------------------------------------------------------------------------------
 
@@ -1535,7 +1675,9 @@ class kmeans_app final : public app {
             {"threshold", "dataset", "stop once at most this fraction of the points changed cluster (Rodinia: 0.001)"},
             {"max_iterations", "dataset", "at most this many iterations (Rodinia: 500)"},
             {"init", "dataset", "initial centroids: first (the first k points, Rodinia's) or kmeans++"},
-            {"seed", 1, "random seed of kmeans++"}};
+            {"seed", 1, "random seed of kmeans++"},
+            {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks); "
+                            "the points sharded, the counts and sums all-reduced each iteration (hist variant, init=first)"}};
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
@@ -1565,10 +1707,19 @@ class kmeans_app final : public app {
     const auto data = load_points(r.inputs, r.format);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
-    kmeans_engine engine(ctx, data.pts, cfg.k, plan);
+    // --set devices=...: several ranks (ranked_kmeans); without it, one engine on ctx as always.
+    const std::string devices = r.settings.value("devices", std::string());
+    std::unique_ptr<multi_context> ranks;
+    std::unique_ptr<kmeans_engine> engine;
+    std::unique_ptr<ranked_kmeans> ranked;
+    if (devices.empty()) {
+      engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
+    } else {
+      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which()));
+      ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
+    }
     std::ostringstream msg;
-    msg << "kmeans: " << n << " points x " << d << " features, k = " << cfg.k << " on " << ctx.describe() << "\n  "
-        << engine.plan().describe();
+    msg << "kmeans: " << n << " points x " << d << " features, k = " << cfg.k << " on " << (ranks ? ranks->describe() : ctx.describe());
     std::function<void(std::int64_t, const step_report&)> progress;
     if (r.verbose)
       progress = [&](std::int64_t it, const step_report& rep) {
@@ -1576,7 +1727,10 @@ class kmeans_app final : public app {
                   << std::setprecision(3) << 100.0 * double(rep.changed) / double(n) << "%), objective " << std::setprecision(10)
                   << rep.objective << std::endl;
       };
-    const clustering res = engine.cluster(cfg, progress);
+    const clustering res = engine ? engine->cluster(cfg, progress) : ranked->cluster(cfg, progress);
+    const kmeans_plan used = engine ? engine->plan() : ranked->plan();
+    const std::string update_plan = engine ? engine->update_plan() : std::string();
+    msg << "\n  " << used.describe();
 
     datasets::bundle_writer out(r.output, "result", name());
     const std::int64_t kd[2] = {cfg.k, d};
@@ -1595,14 +1749,15 @@ class kmeans_app final : public app {
                     {"seed", cfg.seed},
                     {"format", r.format.empty() ? "bundle" : r.format},
                     {"dataset", data.params}};
-    const auto& p = engine.plan();
+    const auto& p = used;
     out.info() = {{"backend", std::string(to_string(ctx.which()))},
-                  {"device", ctx.props().name},
+                  {"device", ranks ? ranks->describe() : ctx.props().name},
+                  {"ranks", ranks ? ranks->ranks() : 1},
                   {"variant", p.variant},
                   {"plan", p.describe()},
                   {"distances", p.update == update_kind::rodinia || p.distances == distance_kind::direct ? "direct" : "gemm"},
                   {"tf32", p.tf32},
-                  {"update_plan", engine.update_plan()},
+                  {"update_plan", update_plan},
                   {"iterations", res.iterations},
                   {"objective", res.objective},
                   {"ms", res.ms},
@@ -1610,7 +1765,7 @@ class kmeans_app final : public app {
     out.finish();
     msg << "\n  " << res.iterations << " iterations in " << res.ms << " ms (" << res.ms / double(std::max<std::int64_t>(res.iterations, 1))
         << " ms each, initialisation included), objective " << std::setprecision(10) << res.objective;
-    if (r.verbose && !engine.update_plan().empty()) msg << "\n  update: " << engine.update_plan();
+    if (r.verbose && !update_plan.empty()) msg << "\n  update: " << update_plan;
     return msg.str();
   }
 
@@ -1748,7 +1903,34 @@ class kmeans_app final : public app {
             auto_plan.layout == layout_kind::columns ? "hist,layout=rows" : "hist,sums=vec4"};
   }
 
+  bool scales_over_devices() const override { return true; }
+
+  // `soac bench kmeans --devices`: the issue's size, n = 10^7 points x d = 256, k = 1024 (uniform
+  // like paper-k1024, 100x its points), `max_iterations` iterations (5) per timed run with
+  // threshold 0 so that every run does the same work; --set n=..., d=..., k=... change it.
+  void bench_scaling(const context& ctx, const bench_request& r, bench::suite& suite) const {
+    std::map<std::string, std::string> overrides = {{"n", "1e7"}, {"max_iterations", "5"}, {"threshold", "0"}};
+    for (const auto& [key, value] : r.overrides) overrides[key] = value;
+    const auto params = resolve_params("paper-k1024", overrides);
+    const auto s = spec_of(params);
+    const auto devices = parse_devices(r.devices, ctx.which());
+    // The points, and every shard's copy of them (host memory), before generating any.
+    require_host_memory(checked_bytes(checked_bytes(std::uint64_t(s.n), std::uint64_t(s.d), "kmeans: n x d"), 2 * sizeof(float), "kmeans: n x d"),
+                        "kmeans --devices: the points and the ranks' copies of their shards");
+    const kmeans_points pts{s.n, s.d, generate_points(s, r.seed)};
+    const kmeans_config cfg{s.k, 0.0, s.max_iterations, init_kind::first, 1};
+    suite.expect_cases(1);
+    suite.begin_case("scaling: n = " + std::to_string(s.n) + ", d = " + std::to_string(s.d) + ", k = " + std::to_string(s.k) + ", " +
+                         std::to_string(s.max_iterations) + " iterations",
+                     params, 4.0 * double(s.n) * double(s.d) * double(s.max_iterations));
+    measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+      const auto ranked = std::make_shared<ranked_kmeans>(mc, pts, s.k, parse_variant(""), cfg.init);
+      return std::function<void()>([ranked, &cfg] { ranked->iterate(cfg, {}, nullptr); });
+    });
+  }
+
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
     std::vector<bench_input> inputs;
     if (!r.inputs.empty()) {
       // Files: Rodinia's defaults unless --set k=..., threshold=..., max_iterations=..., init=...,
