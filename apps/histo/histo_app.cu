@@ -386,10 +386,12 @@ parboil_histo_input generate_image(const nlohmann::json& p, std::uint64_t seed) 
   in.bins.resize(std::size_t(n));
   u32* out = in.bins.data();
   const u32 W = in.histo_width, H = in.histo_height;
+  // Plain copies: clang 14 refuses structured bindings inside an OpenMP region.
+  const double core_sigma = core, spread_sigma = spread, core_share = core_fraction;
   SOAC_OMP_PARALLEL_FOR
   for (std::int64_t i = 0; i < n; ++i) {
     const auto u = [&](std::uint64_t stream) { return datasets::random_unit(seed, stream, std::uint64_t(i)); };
-    const double sigma = u(0) < core_fraction ? core : spread;
+    const double sigma = u(0) < core_share ? core_sigma : spread_sigma;
     const double r = sigma * std::sqrt(-2 * std::log(1 - u(1))), a = 2 * M_PI * u(2);  // Box-Muller
     const auto clamp = [](double v, u32 size) { return u32(std::clamp(std::floor(v), 0.0, double(size - 1))); };
     out[i] = clamp(cy + 0.5 + r * std::sin(a), H) * W + clamp(cx + 0.5 + r * std::cos(a), W);
