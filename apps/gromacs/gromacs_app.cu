@@ -519,7 +519,11 @@ inl1100_spec spec_of(const nlohmann::json& params) {
 }  // namespace
 
 inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed) {
-  const auto [P, wanted_pairs, wanted_lists, density, types, groups, box, rc] = spec_of(params);
+  // Named copies, not a structured binding: clang 14 (the fuzz build's) cannot capture those.
+  const inl1100_spec spec = spec_of(params);
+  const std::int64_t P = spec.P, wanted_pairs = spec.wanted_pairs, wanted_lists = spec.wanted_lists;
+  const double density = spec.density, box = spec.box, rc = spec.rc;
+  const int types = spec.types, groups = spec.groups;
 
   // A jittered lattice: P random sites of the smallest cube that holds them, each moved by up to
   // 0.15 spacings per axis, so no two particles are closer than 0.7 spacings.
