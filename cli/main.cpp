@@ -248,7 +248,7 @@ int cmd_bench(std::vector<std::string>& args) {
       ("warmup", "untimed runs before timing", cxxopts::value<int>()->default_value("5"))
       ("warmup-ms", "... and more untimed runs until they took this many ms", cxxopts::value<double>()->default_value("20"))
       ("json", "also write every figure as JSON to FILE", cxxopts::value<std::string>())
-      ("devices", "all or a list such as 0,1,2,3: a scaling table over 1, 2, 4, ... of these GPUs (hist, kmeans; "
+      ("devices", "all or a list such as 0,1,2,3: a scaling table over 1, 2, 4, ... of these GPUs (hist, segreduce, kmeans; "
                   "the host backend simulates that many ranks)", cxxopts::value<std::string>())
       ("launch-latency", "time each run from when the host starts launching it (default: the GPU's work only, queued behind a held stream)")
       ("no-progress", "no progress lines on stderr");
@@ -265,7 +265,7 @@ int cmd_bench(std::vector<std::string>& args) {
     throw usage_error(a.name() + ": bench measures generated presets only (no -i)");
   if (r.count("devices")) {
     req.devices = r["devices"].as<std::string>();
-    if (!a.scales_over_devices()) throw usage_error(a.name() + ": bench has no --devices scaling table (hist and kmeans have)");
+    if (!a.scales_over_devices()) throw usage_error(a.name() + ": bench has no --devices scaling table (hist, segreduce and kmeans have)");
     if (req.devices.empty()) throw usage_error("--devices: expected all or a list such as 0,1");
   }
   bench::settings s;

@@ -9,6 +9,8 @@
 #include <bit>
 #include <cinttypes>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -19,11 +21,14 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include "apps/app.hpp"
+#include "apps/multi_scaling.hpp"
 #include "apps/segreduce/microbench.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/launch.cuh"
+#include "core/multi/segreduce.cuh"
 #include "core/operators.hpp"
+#include "core/scatter.cuh"
 #include "core/segreduce.cuh"
 #include "datasets/bundle.hpp"
 #include "datasets/random.hpp"
@@ -282,6 +287,23 @@ std::pair<std::vector<typename Op::value_type>, std::string> run_op(context& ctx
   return {out.to_vector(), plan.describe()};
 }
 
+// The scaling bench's input: small values (sums of 2^30 fit int32 only if they stay small:
+// [-1, 1]), element i the same on any rank count.
+struct small_ints {
+  std::uint64_t seed;
+  std::int64_t begin;
+  SOAC_HD write_at<std::int64_t, std::int32_t> operator()(std::int64_t i) const {
+    return {i, std::int32_t(datasets::random_u32(seed, 0x7365677265ull, std::uint64_t(begin + i)) % 3u) - 1};
+  }
+};
+// Element (s, j) of a rank's shard: rows from segment `first_row`, `row` elements each, columns
+// from `first_column` (global indexes in, the shard's own layout out).
+struct shard_element {
+  const std::int32_t* local;
+  std::int64_t first_row, row, first_column;
+  SOAC_HD std::int32_t operator()(std::int64_t s, std::int64_t j) const { return local[(s - first_row) * row + (j - first_column)]; }
+};
+
 class segreduce_app final : public app {
  public:
   std::string name() const override { return "segreduce"; }
@@ -451,7 +473,58 @@ class segreduce_app final : public app {
     return {rep.ok(), rep.describe("segment results")};
   }
 
+  bool scales_over_devices() const override { return true; }
+
+  // `soac bench segreduce --devices`: sums of 2^30 int32 in m = 2^14 segments (whole segments per
+  // rank) and in m = 1 (the segment split across the ranks, partials combined), every rank's
+  // shard made on its device; --set n_total=... changes the size.
+  static void bench_scaling(const context& ctx, const bench_request& r, bench::suite& suite) {
+    std::int64_t total = std::int64_t(1) << 30;
+    for (const auto& [key, value] : r.overrides) {
+      if (key != "n_total") throw usage_error("segreduce bench --devices: unknown setting '" + key + "' (n_total)");
+      total = int_param({{"n_total", parse_number("n_total", value)}}, "n_total", 1, std::int64_t(1) << 34);
+    }
+    const auto devices = parse_devices(r.devices, ctx.which());
+    const std::vector<std::int64_t> segment_counts = {std::int64_t(1) << 14, 1};
+    suite.expect_cases(int(segment_counts.size()));
+    for (const std::int64_t m : segment_counts) {
+      const std::int64_t n = std::max<std::int64_t>(1, total / m);
+      suite.begin_case("scaling: " + std::to_string(m) + " segment(s) x " + std::to_string(n) + " int32, sum", {{"m", m}, {"n", n}},
+                       4.0 * double(m) * double(n));
+      measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+        struct rank_state {
+          std::vector<buffer<std::int32_t>> inputs, sums;
+          std::vector<span<std::int32_t>> views;
+        };
+        const auto st = std::make_shared<rank_state>();
+        const bool whole = m >= mc.ranks();
+        for (int q = 0; q < mc.ranks(); ++q) {
+          context& c = mc.rank(q);
+          // The rank's part of the row-major m x n array: its segments' rows, or its columns of the one row.
+          const shard part = whole ? shard_of(m, mc.ranks(), q) : shard_of(n, mc.ranks(), q);
+          const std::int64_t elements = whole ? part.size() * n : part.size();
+          c.require_memory(checked_bytes(std::uint64_t(elements + m), sizeof(std::int32_t), "segreduce --devices"),
+                           "segreduce --devices: rank " + std::to_string(q) + "'s shard");
+          st->inputs.emplace_back(c, std::size_t(elements));
+          scatter(c, elements, small_ints{r.seed, whole ? part.begin * n : part.begin}, st->inputs.back());
+          st->sums.emplace_back(c, std::size_t(m));
+          st->views.push_back(st->sums.back().view());
+        }
+        return std::function<void()>([st, &mc, m, n, whole] {
+          multi_segreduce(
+              mc, m, n,
+              [&](const segment_shard& s) {
+                return shard_element{st->inputs[std::size_t(s.rank)].data(), whole ? s.seg_begin : 0, whole ? n : s.elem_end - s.elem_begin,
+                                     s.elem_begin};
+              },
+              std::span<const span<std::int32_t>>(st->views), plus<std::int32_t>{});
+        });
+      });
+    }
+  }
+
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
+    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
     if (!ctx.is_cuda()) throw usage_error("soac bench segreduce compares with CUB baselines and needs --backend cuda");
     const auto names = r.presets.empty() ? bench_presets() : r.presets;
     std::vector<spec> specs;
