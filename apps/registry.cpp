@@ -120,7 +120,7 @@ nlohmann::json parse_number(std::string_view key, std::string_view text) {
         e.ptr != text.data() + text.size() || exp < 0 || exp > 62)
       throw bad();
     long double v = std::pow(static_cast<long double>(base), static_cast<long double>(exp));
-    if (v > 9.2e18L) throw bad();
+    if (std::fabs(v) > 9.2e18L) throw bad();  // a negative base too: the cast beyond int64 is undefined
     return static_cast<std::int64_t>(v);
   }
   double v = 0;

@@ -103,7 +103,7 @@ void check_bmp(const fs::path& path, std::string_view file) {
     height = h < 0 ? std::uint64_t(-std::int64_t(h)) : std::uint64_t(h);
     bits = little_endian(file, 28, 2), compression = little_endian(file, 30, 4);
   }
-  if (compression != 0 && compression != 3 && compression != 6) return;  // RLE: stb_image refuses it
+  if (compression == 1 || compression == 2) return;  // RLE: stb_image refuses it (it reads any other value as uncompressed)
   if (width > (std::uint64_t{1} << 24) || height > (std::uint64_t{1} << 24) || bits > 32) return;  // refused too
   const std::uint64_t row = (width * bits + 31) / 32 * 4;
   const std::uint64_t need = offset + row * height;

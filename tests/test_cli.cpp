@@ -268,6 +268,29 @@ TEST_F(Cli, SegreduceRefusesDataWhoseSumsOverflowInt32) {
   EXPECT_OUTCOME(run(with_values("mss", "mss", {big, 1, big})), exit_code::input, "segment 4 of 'data' overflows int32 under operator mss");
 }
 
+// The same for the scan app (fuzz_app): every prefix sum of a segment, or of the whole array for
+// the plain scan, must fit. Two large values side by side overflow the plain scan; a segment
+// starting between them keeps the segmented scan within int32.
+TEST_F(Cli, ScanRefusesDataWhosePrefixSumsOverflowInt32) {
+  ASSERT_EQ(soac_cli("gen scan --preset small -o " + path("d")).code, 0);
+  auto values = datasets::read_npy<std::int32_t>(path("d") + "/values.npy");
+  auto flags = datasets::read_npy<std::uint8_t>(path("d") + "/flags.npy");
+  values[0] = values[1] = 1 << 30;
+  flags[1] = 1;
+  datasets::write_npy<std::int32_t>(path("d") + "/values.npy", values);
+  datasets::write_npy<std::uint8_t>(path("d") + "/flags.npy", flags);
+  EXPECT_OUTCOME(soac_cli("run scan --backend host --variant scan -i " + path("d") + " -o " + path("plain")), exit_code::input,
+                 "have prefix sums beyond int32");
+  ASSERT_EQ(soac_cli("run scan --backend host --variant segscan -i " + path("d") + " -o " + path("seg")).code, 0);
+  EXPECT_OUTCOME(soac_cli("validate scan -i " + path("d") + " -r " + path("seg")), 0, "VALID");
+}
+
+// fuzz_options (UBSan): "-6^31" became a double beyond int64 that was cast to it (undefined).
+TEST_F(Cli, PowersBeyondInt64AreUsageErrors) {
+  for (const char* value : {"-6^31", "6^31"})
+    EXPECT_EQ(soac_cli("gen backprop --preset tiny --set layer_size=" + std::string(value) + " -o " + path("g")).code, exit_code::usage);
+}
+
 TEST_F(Cli, CudaBackendWithoutAGpu) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   gen("data");

@@ -17,6 +17,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "apps/app.hpp"
+#include "apps/int32_sums.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/launch.cuh"
@@ -228,11 +229,27 @@ class scan_app final : public app {
     finish_dataset(out, r);
   }
 
+  // Every prefix sum of a segment (the whole array for the plain scan) is formed, in any
+  // grouping of consecutive values: all must fit int32.
+  static void require_int32_sums(const std::vector<value_t>& values, const std::vector<flag_t>& flags, const std::string& variant) {
+    const bool segmented = variant != "scan";
+    std::int64_t begin = 0;
+    const auto n = std::int64_t(values.size());
+    for (std::int64_t i = 1; i <= n; ++i) {
+      if (i < n && !(segmented && flags[std::size_t(i)] != 0)) continue;
+      if (!consecutive_sums_fit_int32(values.data() + begin, i - begin))
+        throw input_error("scan: the values from index " + std::to_string(begin) + " to " + std::to_string(i - 1) +
+                          (segmented ? " (one segment)" : "") + " have prefix sums beyond int32");
+      begin = i;
+    }
+  }
+
   std::string run(context& ctx, const run_request& r) const override {
     const auto in = open_dataset(r.input);
     const std::string variant = r.variant.empty() ? "segscan" : r.variant;
     const auto v_h = in.read<value_t>("values");
     const auto f_h = in.read<flag_t>("flags");
+    require_int32_sums(v_h, f_h, variant);
     const auto s_h = starts_of(f_h);
     const auto n = static_cast<std::int64_t>(v_h.size());
     buffer<value_t> v(ctx, std::span<const value_t>(v_h));
@@ -261,6 +278,7 @@ class scan_app final : public app {
     const auto values = in.read<value_t>("values");
     auto flags = in.read<flag_t>("flags");
     const std::string variant = out.info().value("variant", std::string("segscan"));
+    require_int32_sums(values, flags, variant);
     if (variant == "scan") flags.clear();
     const auto want = validate::scan_reference<plus<value_t>>(std::span<const value_t>(values),
                                                               std::span<const flag_t>(flags), {}, true);

@@ -4,12 +4,12 @@
 // with its per-option rates and volatilities (also the blackscholes app's FHPC17 form).
 #pragma once
 
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "apps/int32_sums.hpp"
 #include "core/hd.hpp"
 #include "core/segreduce/operators.hpp"
 #include "datasets/random.hpp"
@@ -40,31 +40,13 @@ struct mss_element {
   }
 };
 
-// The values the integer operators form must fit int32: host arithmetic would overflow (undefined)
-// where the GPU wraps. A sum may add any subset of a segment (a parallel reduction picks the
-// order), so its positive and negative parts must each fit; the maximum subarray sum adds only
-// contiguous runs, so every difference of two prefix sums must. Returns the first segment that
-// breaks this, or -1.
+// The first segment of a row-major m x n array whose sums overflow int32 (apps/int32_sums.hpp):
+// any subset's for the sum, consecutive runs' for the maximum subarray sum; -1 if none.
 inline std::int64_t first_int32_overflow(const std::int32_t* data, std::int64_t m, std::int64_t n, bool contiguous_runs) {
-  constexpr std::int64_t lo = INT32_MIN, hi = INT32_MAX;
   std::int64_t first = m;  // none yet
 #pragma omp parallel for schedule(static) reduction(min : first)
   for (std::int64_t s = 0; s < m; ++s) {
-    const std::int32_t* row = data + s * n;
-    bool fits = true;
-    if (contiguous_runs) {
-      std::int64_t prefix = 0, lowest = 0, highest = 0;  // prefix sums so far, the empty one included
-      for (std::int64_t j = 0; j < n && fits; ++j) {
-        prefix += row[j];
-        fits = prefix - lowest <= hi && prefix - highest >= lo;
-        lowest = prefix < lowest ? prefix : lowest;
-        highest = prefix > highest ? prefix : highest;
-      }
-    } else {
-      std::int64_t positive = 0, negative = 0;
-      for (std::int64_t j = 0; j < n; ++j) (row[j] > 0 ? positive : negative) += row[j];
-      fits = positive <= hi && negative >= lo;
-    }
+    const bool fits = contiguous_runs ? consecutive_sums_fit_int32(data + s * n, n) : any_sums_fit_int32(data + s * n, n);
     if (!fits) first = s < first ? s : first;
   }
   return first < m ? first : -1;
