@@ -83,8 +83,8 @@ declare -A racecheck_filter=(
 # "no kernel image" answers itself; the sanitizer would report them as API errors. soac checks
 # every CUDA call it makes (a failure fails the test), so API errors are not reported for these.
 declare -A sanitize_args=(
-  [test_multi]='--report-api-errors none'
-  [test_app_kmeans]='--report-api-errors none'
+  [test_multi]='--report-api-errors no'
+  [test_app_kmeans]='--report-api-errors no'
 )
 if has sanitize; then
   echo "== compute-sanitizer (small GPU tests)"; sanitize_start=$SECONDS
