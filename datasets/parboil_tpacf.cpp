@@ -74,8 +74,12 @@ parboil_tpacf_files parboil_tpacf_folder(const fs::path& dir, std::int64_t rando
   parboil_tpacf_files files;
   files.data = dir / "Datapnts.1";
   if (!fs::exists(files.data, ec)) throw input_error(files.data.string() + ": no such file (the data points)");
+  // Found files are counted up to the most random sets tpacf takes; never an endless scan.
+  constexpr std::int64_t most_randoms = 10'000;
   if (randoms == 0)
-    while (fs::exists(random_file(dir, randoms + 1), ec)) ++randoms;
+    while (randoms <= most_randoms && fs::exists(random_file(dir, randoms + 1), ec)) ++randoms;
+  if (randoms > most_randoms)
+    throw input_error(dir.string() + ": more than " + std::to_string(most_randoms) + " random files Randompnts.N (tpacf takes at most that many)");
   if (randoms == 0) throw input_error(random_file(dir, 1).string() + ": no such file (no random points)");
   for (std::int64_t k = 1; k <= randoms; ++k) {
     files.randoms.push_back(random_file(dir, k));

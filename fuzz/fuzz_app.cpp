@@ -57,7 +57,11 @@ bool parse(std::string_view text, fuzz_input& in) {
     else if (key == "inputs") {
       in.inputs_given = true;
       std::istringstream words(value);
-      for (std::string w; words >> w;) in.inputs.push_back(w);
+      for (std::string w; words >> w;) {
+        // A command line cannot hold a NUL; a path with one names a shorter path to the system.
+        if (w.find('\0') != std::string::npos) return false;
+        in.inputs.push_back(w);
+      }
     } else return false;
   }
   while (at != std::string_view::npos) {
