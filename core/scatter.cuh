@@ -40,6 +40,12 @@ template <class T>
 span<T> as_span(const buffer<T>& b) { return b.view(); }
 template <class T>
 span<T> as_span(span<T> s) { return s; }
+
+template <class T>
+struct constant_write {
+  T value;
+  SOAC_HD write_at<std::int64_t, T> operator()(std::int64_t i) const { return {i, value}; }
+};
 }  // namespace detail
 
 template <class F, class... Dest>
@@ -58,6 +64,13 @@ scatter_plan scatter(context& ctx, const scatter_options& options, std::int64_t 
 template <class F, class... Dest>
 scatter_plan scatter(context& ctx, std::int64_t n, F f, Dest&&... dest) {
   return scatter(ctx, scatter_options{}, n, f, std::forward<Dest>(dest)...);
+}
+
+// Every element of dest set to value (asynchronous on cuda, like scatter).
+template <class T, class Dest>
+void fill(context& ctx, Dest&& dest, const T& value) {
+  const span<T> out = detail::as_span(dest);
+  scatter(ctx, std::int64_t(out.size()), detail::constant_write<T>{value}, out);
 }
 
 }  // namespace soac

@@ -9,7 +9,6 @@
 #include <string_view>
 #include <memory>
 #include <system_error>
-#include <utility>
 
 #include "datasets/binary_file.hpp"
 
@@ -87,6 +86,12 @@ std::uint64_t little_endian(std::string_view file, std::size_t at, int bytes) {
   return v;
 }
 
+std::uint64_t big_endian(std::string_view file, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = v << 8 | static_cast<unsigned char>(file[at + std::size_t(i)]);
+  return v;
+}
+
 // stb_image's BMP reader, like its PNM reader, pads pixel data that stops short with zeros (a
 // 102-byte file decoded into 400 MB). The formats it reads are uncompressed (RLE is refused), so
 // the file must hold the pixel offset plus every 4-byte-aligned row the header promises.
@@ -132,24 +137,12 @@ void check_pixels_per_byte(const fs::path& path, std::string_view file) {
 void drop_empty_png_data_chunks(std::string& file) {
   static constexpr char signature[] = "\x89PNG\r\n\x1a\n";
   if (file.size() < 8 || file.compare(0, 8, signature, 8) != 0) return;
-  std::string kept = file.substr(0, 8);
   std::size_t pos = 8;
-  bool dropped = false;
-  while (pos + 12 <= file.size()) {
-    const std::uint64_t length = (std::uint64_t(static_cast<unsigned char>(file[pos])) << 24) |
-                                 (std::uint64_t(static_cast<unsigned char>(file[pos + 1])) << 16) |
-                                 (std::uint64_t(static_cast<unsigned char>(file[pos + 2])) << 8) |
-                                 std::uint64_t(static_cast<unsigned char>(file[pos + 3]));
-    const std::size_t chunk = std::size_t(std::min<std::uint64_t>(12 + length, file.size() - pos));
-    if (length == 0 && file.compare(pos + 4, 4, "IDAT") == 0) {
-      dropped = true;
-    } else {
-      kept.append(file, pos, chunk);
-    }
-    pos += chunk;
+  while (pos + 12 <= file.size()) {  // chunks: 4-byte big-endian length, type, data, CRC
+    const std::uint64_t length = big_endian(file, pos, 4);
+    if (length == 0 && file.compare(pos + 4, 4, "IDAT") == 0) file.erase(pos, 12);  // rare: edit in place
+    else pos += std::size_t(std::min<std::uint64_t>(12 + length, file.size() - pos));
   }
-  kept.append(file, pos, std::string::npos);
-  if (dropped) file = std::move(kept);
 }
 
 }  // namespace

@@ -521,8 +521,8 @@ inl1100_spec spec_of(const nlohmann::json& params) {
 inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed) {
   // Named copies, not a structured binding: clang 14 (the fuzz build's) cannot capture those.
   const inl1100_spec spec = spec_of(params);
-  const std::int64_t P = spec.P, wanted_pairs = spec.wanted_pairs, wanted_lists = spec.wanted_lists;
-  const double density = spec.density, box = spec.box, rc = spec.rc;
+  const std::int64_t P = spec.P, wanted_lists = spec.wanted_lists;
+  const double box = spec.box, rc = spec.rc;
   const int types = spec.types, groups = spec.groups;
 
   // A jittered lattice: P random sites of the smallest cube that holds them, each moved by up to

@@ -769,12 +769,6 @@ void copy_within(context& ctx, span<T> to, span<const T> from) {
   ctx.copy_within(to.data(), from.data(), from.size_bytes());
 }
 
-template <class T>
-struct constant {
-  T value;
-  SOAC_HD write_at<std::int64_t, T> operator()(std::int64_t i) const { return {i, value}; }
-};
-
 // ---- The clustering -------------------------------------------------------------------------
 
 struct kmeans_config {
@@ -909,7 +903,7 @@ class kmeans_engine {
       centroids_.copy_to(host_centroids_);
       std::fill(host_previous_.begin(), host_previous_.end(), -1);
     } else {
-      scatter(ctx_, n_, constant<nearest>{{0.f, -1}}, previous_);
+      fill(ctx_, previous_, nearest{0.f, -1});
     }
   }
 
@@ -1024,7 +1018,7 @@ class kmeans_engine {
   void start_from(std::span<const float> centroids) {
     centroids_.copy_from(centroids);
     initial_.copy_from(centroids);
-    scatter(ctx_, n_, constant<nearest>{{0.f, -1}}, previous_);
+    fill(ctx_, previous_, nearest{0.f, -1});
   }
   // The iteration up to its counts and sums of this rank's points (summary in slot 0).
   void queue_partials() {

@@ -78,12 +78,6 @@ struct offset_index {
   SOAC_HD auto operator()(std::int64_t i) const { return f(begin + i); }
 };
 
-template <class T>
-struct fill_with {
-  T value;
-  SOAC_HD write_at<std::int64_t, T> operator()(std::int64_t i) const { return {i, value}; }
-};
-
 // Element s of the result: the ranks' partials of s in the gathered R x count array, folded in
 // rank order (so non-commutative operators are right).
 template <class Op>
@@ -124,12 +118,12 @@ void check_rank_spans(const multi_context& mc, std::span<const span<T>> spans, s
 template <class T>
 std::vector<buffer<T>> gather_ranks(const multi_context& mc, std::span<const span<T>> send, std::int64_t count, const char* what) {
   const int R = mc.ranks();
-  const std::uint64_t bytes = checked_bytes(checked_bytes(std::uint64_t(count), std::uint64_t(R), what), sizeof(T), what);
+  // Overflow-checked size; the caching allocator refuses what does not fit (no cudaMemGetInfo per call).
+  checked_bytes(checked_bytes(std::uint64_t(count), std::uint64_t(R), what), sizeof(T), what);
   std::vector<buffer<T>> gathered;
   std::vector<const void*> from(std::size_t(R), nullptr);
   std::vector<void*> to(std::size_t(R), nullptr);
   for (int r = 0; r < R; ++r) {
-    mc.rank(r).require_memory(bytes, std::string(what) + ": the ranks' gathered partials");
     gathered.emplace_back(mc.rank(r), std::size_t(R) * std::size_t(count), lifetime::temporary);
     from[r] = send[r].data();
     to[r] = gathered.back().data();

@@ -42,7 +42,7 @@ std::vector<hist_plan> multi_hist(const multi_context& mc, const multi_options& 
   for (int r = 0; r < mc.ranks(); ++r) {
     context& ctx = mc.rank(r);
     const shard s = shard_of(n, mc.ranks(), r);
-    scatter(ctx, std::int64_t(H), detail::fill_with<V>{Op::identity()}, histos[r]);
+    fill(ctx, histos[r], V(Op::identity()));
     plans.push_back(hist(ctx, options.hist, s.size(), detail::offset_index<decltype(make_f(s))>{make_f(s), s.begin}, histos[r], op));
   }
   detail::combine_partials(mc, histos, histos, std::int64_t(H), op, options, "multi_hist");
@@ -66,7 +66,7 @@ std::vector<hist_plan> multi_hist_batched(const multi_context& mc, const multi_o
     context& ctx = mc.rank(r);
     const shard s = shard_of(seg_len, mc.ranks(), r);
     const span<V> mine = histos[r].first(bins);
-    scatter(ctx, std::int64_t(bins), detail::fill_with<V>{Op::identity()}, mine);
+    fill(ctx, mine, V(Op::identity()));
     using F = decltype(make_f(s));
     plans.push_back(hist_batched(ctx, options.hist, batches, s.size(), detail::offset_in_segment<F>{make_f(s), s.size(), seg_len, s.begin},
                                  mine, H, op));
