@@ -21,6 +21,9 @@ namespace {
 
 using namespace soac;
 using soac::testing::backend_test;
+// hist's argmax tests index with 32-bit unsigned positions.
+using u32_arg_max = arg_max<std::uint32_t, std::uint32_t>;
+using f64_arg_max = arg_max<double, std::uint32_t>;
 
 class Hist : public backend_test {};
 
@@ -230,8 +233,8 @@ TEST_P(Hist, HardwareOperators) {
   static_assert(hist_atomic<plus<float>>::kind == atomic_kind::hdw);
   static_assert(hist_atomic<maximum<float>>::kind == atomic_kind::cas);
   static_assert(hist_atomic<saturating_plus<std::uint32_t, 24>>::kind == atomic_kind::cas);
-  static_assert(hist_atomic<arg_max<std::uint32_t>>::kind == atomic_kind::cas);
-  static_assert(hist_atomic<arg_max<double>>::kind == atomic_kind::xcg);
+  static_assert(hist_atomic<u32_arg_max>::kind == atomic_kind::cas);
+  static_assert(hist_atomic<f64_arg_max>::kind == atomic_kind::xcg);
   static_assert(hist_atomic<elementwise<plus<float>, 3>>::kind == atomic_kind::hdw);
 }
 
@@ -275,15 +278,11 @@ TEST_P(Hist, CasBlocksSampleTheirOwnElements) {
                                                 std::vector<std::uint32_t>(std::size_t(H), 0), exact<std::uint32_t>);
 }
 
-bool operator==(const indexed<std::uint32_t>& a, const indexed<std::uint32_t>& b) {
-  return a.value == b.value && a.index == b.index;
-}
-bool operator==(const indexed<double>& a, const indexed<double>& b) { return a.value == b.value && a.index == b.index; }
 template <class V>
-std::ostream& operator<<(std::ostream& s, const indexed<V>& x) { return s << "(" << x.value << ", #" << x.index << ")"; }
+std::ostream& operator<<(std::ostream& s, const indexed<V, std::uint32_t>& x) { return s << "(" << x.value << ", #" << x.index << ")"; }
 
 template <class V>
-validate::report exact_pairs(const std::vector<indexed<V>>& e, const std::vector<indexed<V>>& g) {
+validate::report exact_pairs(const std::vector<indexed<V, std::uint32_t>>& e, const std::vector<indexed<V, std::uint32_t>>& g) {
   return validate::compare_bins(e, g, [](const auto& a, const auto& b) { return a == b; },
                                 [](const auto& x) {
                                   std::ostringstream s;
@@ -297,17 +296,17 @@ TEST_P(Hist, ArgmaxWithTiesToLowerIndexOnCasAndLocks) {
     const std::int64_t n = soac::testing::sanitizer_scaled(80'000);
     const auto bins = random_bins(n, -2, H + 2, 51 + H);
     const auto raw = random_values<std::uint32_t>(n, 52, 0, 40);  // few values: many ties
-    std::vector<indexed<std::uint32_t>> values(static_cast<std::size_t>(n));
+    std::vector<indexed<std::uint32_t, std::uint32_t>> values(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = {raw[std::size_t(i)], std::uint32_t(i)};
-    std::vector<indexed<std::uint32_t>> init(std::size_t(H), arg_max<std::uint32_t>::identity());
-    check_all<arg_max<std::uint32_t>>(ctx(), bins, values, init, exact_pairs<std::uint32_t>);
+    std::vector<indexed<std::uint32_t, std::uint32_t>> init(std::size_t(H), u32_arg_max::identity());
+    check_all<u32_arg_max>(ctx(), bins, values, init, exact_pairs<std::uint32_t>);
     auto locked = strategies();
     for (auto& o : locked) o.force_atomic = true, o.atomic = atomic_kind::xcg;
-    check_all<arg_max<std::uint32_t>>(ctx(), bins, values, init, exact_pairs<std::uint32_t>, locked);
+    check_all<u32_arg_max>(ctx(), bins, values, init, exact_pairs<std::uint32_t>, locked);
     // A 16-byte value has no CAS: the trait picks the lock path itself.
-    std::vector<indexed<double>> wide(static_cast<std::size_t>(n));
+    std::vector<indexed<double, std::uint32_t>> wide(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) wide[std::size_t(i)] = {double(raw[std::size_t(i)]) - 20.5, std::uint32_t(i)};
-    check_all<arg_max<double>>(ctx(), bins, wide, std::vector<indexed<double>>(std::size_t(H), arg_max<double>::identity()),
+    check_all<f64_arg_max>(ctx(), bins, wide, std::vector<indexed<double, std::uint32_t>>(std::size_t(H), f64_arg_max::identity()),
                                exact_pairs<double>);
   }
 }
@@ -358,12 +357,12 @@ TEST_P(Hist, IntegerResultsAreBitIdenticalAcrossStrategiesRunsAndBackends) {
     check_identical_runs<saturating_plus<std::uint32_t, 24>>(ctx(), bins, random_values<std::uint32_t>(n, 92, 0, 1 << 10), H,
                                                              same_bits<std::uint32_t>);
     const auto raw = random_values<std::uint32_t>(n, 93, 0, 40);  // few values: ties decided by index
-    std::vector<indexed<std::uint32_t>> pairs(static_cast<std::size_t>(n));
+    std::vector<indexed<std::uint32_t, std::uint32_t>> pairs(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) pairs[std::size_t(i)] = {raw[std::size_t(i)], std::uint32_t(i)};
     auto locked = strategies();
     for (auto& o : locked) o.force_atomic = true, o.atomic = atomic_kind::xcg;
     for (const auto& options : {strategies(), locked})
-      check_identical_runs<arg_max<std::uint32_t>>(ctx(), bins, pairs, H, same_bits<indexed<std::uint32_t>>, options);
+      check_identical_runs<u32_arg_max>(ctx(), bins, pairs, H, same_bits<indexed<std::uint32_t, std::uint32_t>>, options);
   }
 }
 
@@ -386,10 +385,10 @@ TEST_P(Hist, FloatSumsAgreeWithinTheSummationBoundAcrossStrategiesRunsAndBackend
 
 TEST_P(Hist, LockPathInOneHotBin) {
   const std::int64_t n = soac::testing::sanitizer_scaled(20'000);
-  std::vector<indexed<double>> values(static_cast<std::size_t>(n));
+  std::vector<indexed<double, std::uint32_t>> values(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) values[std::size_t(i)] = {double(i % 97), std::uint32_t(i)};
-  check_all<arg_max<double>>(ctx(), std::vector<std::int64_t>(std::size_t(n), 1), values,
-                             std::vector<indexed<double>>(3, arg_max<double>::identity()), exact_pairs<double>);
+  check_all<f64_arg_max>(ctx(), std::vector<std::int64_t>(std::size_t(n), 1), values,
+                             std::vector<indexed<double, std::uint32_t>>(3, f64_arg_max::identity()), exact_pairs<double>);
 }
 
 using vec3 = vec<std::int32_t, 3>;
@@ -724,7 +723,7 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   EXPECT_EQ(sat(1572864, whole).strategy, hist_strategy::global);
   // More buckets than an 8-bit digit ranks (255 * 24832 bins): global.
   EXPECT_EQ(sat(255 * 24832 + 1, {}).strategy, hist_strategy::global);
-  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const double u_argmax = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   // ... and where its one pass takes a whole SM (24K 8-byte bins: one block per SM).
   EXPECT_EQ(plan_hist(h100, N50M, 12288, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::shared);
   EXPECT_EQ(plan_hist(h100, N50M, 24576, 8, atomic_kind::cas, {}, {}, u_argmax).strategy, hist_strategy::global);
@@ -818,7 +817,7 @@ TEST(HistModel, ClustersForTolerantOperatorsOrWhenForced) {
   };
   for (std::int64_t H : {2048, 49152, 196608}) EXPECT_EQ(h100_plan(H, atomic_kind::cas, 4).cluster, 1);
   EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4).cluster, 1);
-  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const double u = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   for (std::int64_t H : {127, 505, 2048, 12288}) {
     const auto plan = h100_plan(H, atomic_kind::cas, 8, {}, u);
     EXPECT_EQ(plan.cluster, hist_tuning::cluster_tolerant) << "H=" << H;
@@ -858,7 +857,7 @@ TEST(HistModel, LargeHdwHistogramsRunOneBlockPerSm) {
 
 // Block partials for the same plans (see hist_tuning::partials_for_cas), on any device.
 TEST(HistModel, BlockPartialsForCasThatWrites) {
-  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const double u_argmax = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   const auto h100_plan = [](std::int64_t H, atomic_kind k, std::size_t el, double u = 0) {
     return plan_hist_shared(h100(), N50M, H, el, k, {}, u);
   };
@@ -922,7 +921,7 @@ TEST(HistModel, LoadsAheadWhereOneBlockRunsPerSm) {
   // (the kernels' registers would leave one), nor for contention-tolerant operators, thread-private
   // copies or partitioned plans; forced either way.
   const device_properties p = h100();
-  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const double u = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   EXPECT_TRUE(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::hdw, {}).load_ahead);
   EXPECT_TRUE(plan_hist_shared(p, N50M, 12288, 4, atomic_kind::hdw, {}).load_ahead);
   EXPECT_FALSE(plan_hist_shared(p, N50M, 2048, 4, atomic_kind::hdw, {}).load_ahead);
@@ -982,9 +981,9 @@ TEST(HistModel, OperatorContentionToleranceReplacesU) {
   // arg_max declares that its CAS updates rarely write: one sub-histogram in global memory where
   // the paper's u = 1 gives several; the lock path keeps the kind's u.
   const device_properties p = h100();
-  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
-  EXPECT_EQ(u, arg_max<std::uint32_t>::hist_contention_tolerance);
-  EXPECT_EQ(detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::xcg), 0.0);
+  const double u = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
+  EXPECT_EQ(u, u32_arg_max::hist_contention_tolerance);
+  EXPECT_EQ(detail::model_contention_tolerance<u32_arg_max>(atomic_kind::xcg), 0.0);
   using sat24 = saturating_plus<std::uint32_t, 24>;
   EXPECT_EQ(detail::model_contention_tolerance<sat24>(atomic_kind::cas), 0.0);
   const auto g = plan_hist(p, N50M, 196608, 8, atomic_kind::cas, {}, [] { return 1.0; }, u);
@@ -1069,7 +1068,7 @@ TEST(HistModel, TolerantOperatorsTakeOneSharedCopyPerBlock) {
   // arg_max's declared tolerance (its updates mostly lose and only read): one sub-histogram per
   // block in shared memory too, where saturated addition takes every copy that fits.
   const device_properties p = h100();
-  const double u = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const double u = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   hist_options atomics;
   atomics.thread_private = hist_toggle::off;
   for (std::int64_t H : {505, 2048, 6144}) {
@@ -1104,7 +1103,7 @@ TEST(HistModel, ThreadPrivateCopiesWhereEnoughThreadsFit) {
   EXPECT_TRUE(plan_hist_shared(p, N50M, 31, 8, atomic_kind::cas, {}).thread_private);   // argmax
   EXPECT_TRUE(plan_hist_shared(p, N50M, 127, 8, atomic_kind::cas, {}).thread_private);  // 224 threads
   // A contention-tolerant operator (arg_max) needs more threads (private_min_threads_tolerant).
-  const double u_argmax = detail::model_contention_tolerance<arg_max<std::uint32_t>>(atomic_kind::cas);
+  const double u_argmax = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   EXPECT_TRUE(plan_hist_shared(p, N50M, 31, 8, atomic_kind::cas, {}, u_argmax).thread_private);    // 928
   EXPECT_FALSE(plan_hist_shared(p, N50M, 127, 8, atomic_kind::cas, {}, u_argmax).thread_private);  // 224
   // Too few threads would remain (96 per SM), and hardware atomics keep their shared copies...

@@ -36,7 +36,7 @@ struct argmax_bins {
   std::int64_t begin, H;
   SOAC_HD bin_value<indexed<std::int32_t, std::int32_t>> operator()(std::int64_t i) const {
     const std::int32_t x = local[i - begin];
-    return {x % H, {std::int32_t(i), x / 7}};  // many ties: the lower index must win
+    return {x % H, {x / 7, std::int32_t(i)}};  // many ties: the lower index must win
   }
 };
 
@@ -76,7 +76,7 @@ struct argmax_element {
   const std::int32_t* a;
   std::int64_t n;
   SOAC_HD indexed<std::int32_t, std::int32_t> operator()(std::int64_t s, std::int64_t j) const {
-    return {std::int32_t(j), a[s * n + j] / 5};
+    return {a[s * n + j] / 5, std::int32_t(j)};
   }
 };
 
@@ -414,7 +414,7 @@ struct batched_bins {
   const std::int32_t* all;  // every rank holds the whole input here (the shard is within each segment)
   std::int64_t H;
   SOAC_HD bin_value<indexed<std::int32_t, std::int32_t>> operator()(std::int64_t i) const {
-    return {all[i] % H, {std::int32_t(i), all[i] / 3}};
+    return {all[i] % H, {all[i] / 3, std::int32_t(i)}};
   }
 };
 struct batched_counts {

@@ -36,7 +36,7 @@ using datasets::bundle;
 using u32 = std::uint32_t;
 using hdw_op = plus<std::int32_t>;
 using cas_op = saturating_plus<u32, 24>;
-using xcg_op = arg_max<u32>;
+using xcg_op = arg_max<u32, u32>;
 
 // The paper's H values (K = 1024).
 const std::int64_t paper_bins[] = {31, 127, 505, 2048, 6144, 12288, 24576, 49152, 196608, 393216, 786432, 1572864};
@@ -50,7 +50,7 @@ template <class Op>
 SOAC_HD typename Op::value_type value_of(u32 x, std::int64_t i) {
   if constexpr (std::is_same_v<Op, hdw_op>) return 1;
   else if constexpr (std::is_same_v<Op, cas_op>) return (x >> 16) & 255u;
-  else return indexed<u32>{x >> 20, u32(i)};
+  else return indexed<u32, u32>{x >> 20, u32(i)};
 }
 
 SOAC_HD inline u32 bin_of(u32 x, u32 q, u32 rf) { return (x % q) * rf; }
@@ -173,7 +173,7 @@ std::vector<typename Op::value_type> read_result(const bundle& b) {
   if constexpr (std::is_same_v<Op, xcg_op>) {
     datasets::require_same_length(b, {"value", "index"});
     const auto v = b.read<u32>("value"), idx = b.read<u32>("index");
-    std::vector<indexed<u32>> h(v.size());
+    std::vector<indexed<u32, u32>> h(v.size());
     for (std::size_t k = 0; k < v.size(); ++k) h[k] = {v[k], idx[k]};
     return h;
   } else {
@@ -195,7 +195,7 @@ std::vector<typename Op::value_type> reference(const std::vector<u32>& in, std::
 
 std::string show(std::int32_t v) { return std::to_string(v); }
 std::string show(u32 v) { return std::to_string(v); }
-std::string show(const indexed<u32>& v) { return "(" + std::to_string(v.value) + ", #" + std::to_string(v.index) + ")"; }
+std::string show(const indexed<u32, u32>& v) { return "(" + std::to_string(v.value) + ", #" + std::to_string(v.index) + ")"; }
 
 template <class V>
 bool same_bytes(const V& a, const V& b) { return std::memcmp(&a, &b, sizeof(V)) == 0; }

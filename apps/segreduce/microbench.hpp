@@ -27,7 +27,7 @@ struct indexed_element {
   const std::int32_t* data;
   std::int64_t n;
   SOAC_HD indexed<std::int32_t, std::int32_t> operator()(std::int64_t s, std::int64_t j) const {
-    return {static_cast<std::int32_t>(j), data[s * n + j]};
+    return {data[s * n + j], static_cast<std::int32_t>(j)};
   }
 };
 

@@ -1,5 +1,5 @@
-// Operators of the FHPC17 microbenchmarks that the shared operator set (core/operators.hpp) lacks:
-// index of the maximum (ties to the lower index) and the maximum subarray sum of Fig 12.
+// Operators of the FHPC17 microbenchmarks that the shared operator set (core/operators.hpp, which
+// has arg_max) lacks: the maximum subarray sum of Fig 12.
 #pragma once
 
 #include <cstdint>
@@ -7,31 +7,9 @@
 #include <cuda/std/limits>
 
 #include "core/hd.hpp"
+#include "core/operators.hpp"
 
 namespace soac {
-
-// A value with its position in the segment.
-template <class I, class T>
-struct indexed {
-  I index;
-  T value;
-  friend SOAC_HD constexpr bool operator==(const indexed& a, const indexed& b) {
-    return a.index == b.index && a.value == b.value;
-  }
-};
-
-// Index of the largest value, the lower index on ties: a total order, so commutative.
-template <class T, class I = std::int32_t>
-struct arg_max {
-  using value_type = indexed<I, T>;
-  static constexpr bool commutative = true;
-  SOAC_HD static constexpr value_type identity() {
-    return {cuda::std::numeric_limits<I>::max(), cuda::std::numeric_limits<T>::lowest()};
-  }
-  SOAC_HD constexpr value_type operator()(const value_type& a, const value_type& b) const {
-    return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
-  }
-};
 
 // FHPC17 Fig 12's quad: best subarray sum, best prefix, best suffix, total (empty subarrays allowed).
 template <class T>
