@@ -8,7 +8,7 @@
 // be folded for about as many bins as it counted (the core's model goes global with M = 1). But
 // the pixels span few of the bins. The formulations, all `--variant` names:
 //   window      (default) each iteration first finds the pixels' smallest and largest bin (a
-//               two-bin histogram of maxima), then counts [lo, lo + W) in shared memory (hist,
+//               reduction), then counts [lo, lo + W) in shared memory (hist,
 //               W = two of its largest shared passes: 116,224 bins on the H100; the run setting
 //               `window` sets W), pixels past the window, if any, in the whole histogram (that
 //               pass reads nothing when all fit), and one soac::scatter writes every word of the
@@ -29,10 +29,10 @@
 // of 31.3 (the million reductions land on ~25K bins, the peaks taking hundreds each), the
 // conversion 3.7. In shared memory the window's pixels cost 13.2 us (S = 2, every block
 // initialising and folding 58K bins); the rest of the window's iteration was first 12.5 us of
-// extremes (one shared copy: every update of a warp on two addresses, which serialise), 3.7 of
-// an outside pass with nothing to do and 4.4 of byte-wise conversion, 34.7 us in all. So the
-// extremes take 32 interleaved copies and four pixels an element, the outside pass 16 pixels an
-// element, the conversion a word an element (these three not yet measured on the H100).
+// extremes (a two-bin shared histogram: every update of a warp on two addresses, which
+// serialise), 3.7 of an outside pass with nothing to do and 4.4 of byte-wise conversion, 34.7 us
+// in all. So the extremes are a reduction (segreduce, one segment) over four pixels an element,
+// the outside pass takes 16 pixels an element and the conversion a word an element.
 //
 // Output: the counters (histo.npy, [histogram height, width] uint8) and Parboil's BMP (histo.bmp,
 // byte for byte what Parboil writes for the same input).
@@ -56,6 +56,7 @@
 #include "core/hist/operators.hpp"
 #include "core/launch.cuh"
 #include "core/scatter.cuh"
+#include "core/segreduce.cuh"
 #include "datasets/bundle.hpp"
 #include "datasets/parboil_histo.hpp"
 #include "datasets/random.hpp"
@@ -128,48 +129,47 @@ SOAC_HD inline uint4 load4(const u32* p) {
 #endif
 }
 
-// The pixels' smallest and largest bin as a two-bin histogram of maxima: bin 0 the largest ~bin,
-// bin 1 the largest bin (zero is the identity, so the two start from a memset). Element i is
-// pixels [4i, 4i + 4), reduced in registers first. Every update of a warp meets on two bins, and
-// shared atomics to one address serialise: with hist's one copy per block this pass took 12.5 us
-// on the H100 (ncu), so the call asks for 32 interleaved copies (extreme_options: lane l on copy l).
+// The pixels' smallest and largest bin, one reduction (segreduce, one segment) whose element j is
+// pixels [4j, 4j + 4), reduced in registers first. As a two-bin histogram of maxima in shared
+// memory this pass took 12.5 us on the H100 (ncu; 9.2 with 32 interleaved copies): every update of
+// a warp met on the same two bins.
+struct bin_range {
+  u32 lo, hi;  // lo > hi: no pixels
+};
+struct bin_range_op {
+  using value_type = bin_range;
+  static constexpr bool commutative = true;
+  SOAC_HD static constexpr bin_range identity() { return {UINT32_MAX, 0}; }
+  SOAC_HD constexpr bin_range operator()(const bin_range& a, const bin_range& b) const {
+    return {a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+  }
+};
 struct pixel_extremes {
   const u32* image;
   std::int64_t n;
   bool vectors;  // image is 16-byte aligned (device buffers are)
-  SOAC_HD bin_values<u32, 2> operator()(std::int64_t i) const {
+  SOAC_HD bin_range operator()(std::int64_t, std::int64_t j) const {
     u32 lo = UINT32_MAX, hi = 0;
-    if (vectors && 4 * i + 4 <= n) {
-      const uint4 q = load4(image + 4 * i);
+    if (vectors && 4 * j + 4 <= n) {
+      const uint4 q = load4(image + 4 * j);
       lo = std::min(std::min(q.x, q.y), std::min(q.z, q.w));
       hi = std::max(std::max(q.x, q.y), std::max(q.z, q.w));
     } else {
-      for (std::int64_t p = 4 * i; p < n; ++p) lo = std::min(lo, image[p]), hi = std::max(hi, image[p]);
+      for (std::int64_t p = 4 * j; p < n; ++p) lo = std::min(lo, image[p]), hi = std::max(hi, image[p]);
     }
-    bin_values<u32, 2> r;
-    r[0] = {0, ~lo};
-    r[1] = {1, hi};
-    return r;
+    return {lo, hi};
   }
 };
-using extreme_op = maximum<u32>;
-hist_options extreme_options() {
-  hist_options o;
-  o.strategy = hist_strategy::shared;
-  o.multi = 32;
-  return o;
-}
-SOAC_HD inline u32 range_lo(const u32* range) { return ~range[0]; }
+SOAC_HD inline u32 range_lo(const bin_range* range) { return range->lo; }
 // Whether every pixel fell in the window [lo, lo + window) (so for no pixels: lo > hi).
-SOAC_HD inline bool range_fits(const u32* range, std::int64_t window) {
-  const u32 lo = ~range[0], hi = range[1];
-  return lo > hi || std::int64_t(hi) - std::int64_t(lo) < window;
+SOAC_HD inline bool range_fits(const bin_range* range, std::int64_t window) {
+  return range->lo > range->hi || std::int64_t(range->hi) - std::int64_t(range->lo) < window;
 }
 
 // Pixel i adds 1 to bin - lo of the window (bins past the window's end are ignored by hist).
 struct window_pixels {
   const u32* image;
-  const u32* range;
+  const bin_range* range;
   SOAC_HD bin_value<u32> operator()(std::int64_t i) const { return {image[i] - range_lo(range), 1u}; }
 };
 
@@ -180,7 +180,7 @@ constexpr int outside_pixels_per_element = 16;
 struct outside_pixels {
   const u32* image;
   std::int64_t n;
-  const u32* range;
+  const bin_range* range;
   std::int64_t window;
   SOAC_HD bin_values<u32, outside_pixels_per_element> operator()(std::int64_t i) const {
     bin_values<u32, outside_pixels_per_element> r;
@@ -207,7 +207,7 @@ template <bool Outside>
 struct window_to_bytes {
   u32* window_counts;
   u32* counts;
-  const u32* range;
+  const bin_range* range;
   std::int64_t window, bins;
   SOAC_HD auto operator()(std::int64_t w) const {
     const std::int64_t lo = range_lo(range);
@@ -274,7 +274,7 @@ class histo_iterations : public first_plan {
         ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));
       }
       words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));  // the 8-bit result, four bins a word
-      range_ = buffer<u32>(ctx, 2);
+      range_ = buffer<bin_range>(ctx, 1);
     } else {
       counts_ = buffer<u32>(ctx, std::size_t(bins));
       bytes_ = buffer<u8>(ctx, std::size_t(bins));
@@ -295,11 +295,10 @@ class histo_iterations : public first_plan {
       keep(hist(ctx_, v_.options, n, pixel_counts{image_.data()}, counts_.view(), count_op{}));
       scatter(ctx_, H, to_bytes<true, true>{counts_.data()}, bytes_, counts_);
     } else if (m == "window") {
-      ctx_.fill_zero(range_.data(), range_.size() * sizeof(u32));
       const bool vectors = reinterpret_cast<std::uintptr_t>(image_.data()) % alignof(uint4) == 0;
-      hist(ctx_, extreme_options(), detail::ceil_div(n, std::int64_t{4}), pixel_extremes{image_.data(), n, vectors}, range_.view(),
-           extreme_op{});
-      const u32* range = range_.data();
+      segreduce(ctx_, 1, detail::ceil_div(n, std::int64_t{4}), pixel_extremes{image_.data(), n, vectors}, range_.view(),
+                bin_range_op{});
+      const bin_range* range = range_.data();
       keep(hist(ctx_, v_.options, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
       const std::int64_t words = std::int64_t(words_.size());
       auto& wc = window_counts_;
@@ -347,7 +346,8 @@ class histo_iterations : public first_plan {
   hist_variant v_;
   span<const u32> image_;
   std::uint64_t bins_;
-  buffer<u32> counts_, words_, window_counts_, range_;
+  buffer<u32> counts_, words_, window_counts_;
+  buffer<bin_range> range_;
   buffer<u8> bytes_;
   std::int64_t window_ = 0;
   buffer<unsigned char> cub_temp_;
