@@ -132,15 +132,22 @@ void check_pixels_per_byte(const fs::path& path, std::string_view file) {
                       std::to_string(h) + " pixels from a file of " + std::to_string(file.size()) + " bytes");
 }
 
-// A PNG may hold empty IDAT chunks; stb_image copies a leading one into its not yet allocated
-// buffer (memcpy to a null pointer, undefined). They hold no data, so they are dropped here.
-void drop_empty_png_data_chunks(std::string& file) {
+// Two PNG data chunks stb_image mishandles. An empty IDAT: it copies a leading one into its not
+// yet allocated buffer (memcpy to a null pointer, undefined); they hold no data, so they are
+// dropped. An IDAT that declares more bytes than the file has left: it grows its buffer to the
+// declared length before reading (a 200-byte file asked for 2 GiB); that file is truncated.
+void check_png_data_chunks(const fs::path& path, std::string& file) {
   static constexpr char signature[] = "\x89PNG\r\n\x1a\n";
   if (file.size() < 8 || file.compare(0, 8, signature, 8) != 0) return;
   std::size_t pos = 8;
   while (pos + 12 <= file.size()) {  // chunks: 4-byte big-endian length, type, data, CRC
     const std::uint64_t length = big_endian(file, pos, 4);
-    if (length == 0 && file.compare(pos + 4, 4, "IDAT") == 0) file.erase(pos, 12);  // rare: edit in place
+    const bool data = file.compare(pos + 4, 4, "IDAT") == 0;
+    if (file.compare(pos + 4, 4, "IEND") == 0) return;  // stb_image reads nothing past it
+    if (data && length > file.size() - pos - 12)
+      throw input_error(path.string() + ": truncated: the PNG data chunk at byte " + std::to_string(pos) + " declares " +
+                        std::to_string(length) + " bytes but " + std::to_string(file.size() - pos - 12) + " follow it");
+    if (data && length == 0) file.erase(pos, 12);  // rare: edit in place
     else pos += std::size_t(std::min<std::uint64_t>(12 + length, file.size() - pos));
   }
 }
@@ -157,7 +164,7 @@ grey_image read_grey_image(const fs::path& path) {
   binary_reader(path).read_into(file.data(), bytes, "the image");
   check_pnm(path, file);
   check_bmp(path, file);
-  drop_empty_png_data_chunks(file);
+  check_png_data_chunks(path, file);
   check_pixels_per_byte(path, file);
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> data(

@@ -214,6 +214,23 @@ TEST_F(Formats, PngWithAnEmptyDataChunkReads) {
   EXPECT_EQ(img.pixels, original.pixels);
 }
 
+// fuzz_image: an IDAT chunk declaring more bytes than the file holds made stb_image grow its
+// buffer to 2 GiB before reading; a PNG cut short inside its data is an input error.
+TEST_F(Formats, PngDataChunkLongerThanTheFileIsAnInputError) {
+  const std::string png = encode_png(grey_image{3, 2, {1, 2, 3, 4, 5, 6}});
+  const auto idat = png.find("IDAT");
+  ASSERT_NE(idat, std::string::npos);
+  std::string cut = png.substr(0, idat + 8);  // the chunk's header and 4 of its bytes
+  const std::string message = message_of([&] { read_grey_image(write("cut.png", cut)); });
+  EXPECT_NE(message.find("cut.png: truncated: the PNG data chunk at byte " + std::to_string(idat - 4)), std::string::npos) << message;
+  std::string huge = png;
+  huge.replace(idat - 4, 4, std::string("\x40\0\0\0", 4));  // 1 GiB declared
+  EXPECT_NE(message_of([&] { read_grey_image(write("huge.png", huge)); }).find("declares 1073741824 bytes"), std::string::npos);
+  // Whole chunks read, and anything past IEND is not looked at.
+  EXPECT_EQ(read_grey_image(write("tail.png", png + std::string("\xff\xff\xff\xffIDAT", 8))).pixels,
+            (std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6}));
+}
+
 // Found by the sanitizer build on that test: stb_image reads past its buffer when it turns a
 // 16-bit colour PPM into grey; such files are refused.
 TEST_F(Formats, WideColourPpmIsAnInputError) {
