@@ -330,7 +330,7 @@ class histo_iterations : public first_plan {
       // The outside pass has nothing to do when every pixel fits, yet its launch sat between the
       // window's count and the conversion; on a second stream it runs beside the window's count.
       const auto count_outside = [&](context& on) {
-        hist(on, parse_hist_options("strategy=global,M=1,RF=1"), detail::ceil_div(n, std::int64_t{outside_pixels_per_element}),
+        hist(on, outside_options_, detail::ceil_div(n, std::int64_t{outside_pixels_per_element}),
              outside_pixels{image_.data(), n, range, window_}, counts_.view(), count_op{});
       };
       if (side_) {
@@ -395,6 +395,8 @@ class histo_iterations : public first_plan {
   buffer<u8> bytes_;
   std::int64_t window_ = 0;
   hist_options window_options_;
+  // The outside pass: global, one copy, no sparsity estimate (it mostly has nothing to count).
+  const hist_options outside_options_ = parse_hist_options("strategy=global,M=1,RF=1");
   std::unique_ptr<context> side_;  // cuda, window formulation with an outside pass: its stream
   cuda_event ranged_, outside_counted_;
   buffer<unsigned char> cub_temp_;
