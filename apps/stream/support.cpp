@@ -173,13 +173,19 @@ double measure(context& ctx, bench::suite& suite, const workload& w, const strea
   auto progress = [&](const std::string& what) {
     if (cfg.progress) std::cerr << "[" << w.name << "] " << what << "\n";
   };
+  auto rate = [&](double ms) { return w.rate ? "; " + w.rate(ms * 1e-3) : std::string(); };
+  // Linux writes dirty pages (a just-generated input, earlier outputs) back some 30 s after they
+  // were written, in the middle of whichever phase runs then; so each phase starts with none.
   auto timed = [&](const stream_options& o, stream_report* last) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ::sync();
+    const double synced = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (synced > 0.1) progress("dirty pages written back first: " + fixed(synced, 1) + " s");
     return time_wall(warmup, runs, [&] {
       const auto r = w.run(pipe, o);
       if (last) *last = r;
     });
   };
-  auto rate = [&](double ms) { return w.rate ? "; " + w.rate(ms * 1e-3) : std::string(); };
 
   stream_options serial = base;
   serial.overlap = false;
