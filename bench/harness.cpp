@@ -16,6 +16,7 @@
 #include "core/buffer.hpp"
 #include "core/build_info.hpp"
 #include "core/cuda_check.hpp"
+#include "core/cuda_event.hpp"
 #include "core/error.hpp"
 
 namespace soac::bench {
@@ -33,19 +34,6 @@ stats summarize(std::vector<double> samples) {
 }
 
 namespace {
-
-// Two CUDA events, destroyed on every path.
-struct event_pair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  event_pair() {
-    SOAC_CUDA_CHECK(cudaEventCreate(&start));
-    SOAC_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~event_pair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-};
 
 std::string read_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
@@ -92,7 +80,7 @@ stats time(const context& ctx, const settings& s, const std::function<void()>& b
   samples.reserve(static_cast<std::size_t>(s.runs));
   if (ctx.is_cuda()) {
     ctx.activate();
-    event_pair ev;
+    const cuda_event start(cudaEventDefault), stop(cudaEventDefault);
     std::unique_ptr<stream_hold> own;
     if (!shared_hold && !s.launch_latency) own = std::make_unique<stream_hold>();
     stream_hold* hold = shared_hold ? shared_hold : own.get();
@@ -100,13 +88,13 @@ stats time(const context& ctx, const settings& s, const std::function<void()>& b
     warm_up(ctx, s, body);
     for (int r = 0; r < s.runs; ++r) {
       if (holding) hold->hold(ctx.stream());
-      SOAC_CUDA_CHECK(cudaEventRecord(ev.start, ctx.stream()));
+      SOAC_CUDA_CHECK(cudaEventRecord(start.get(), ctx.stream()));
       body();
-      SOAC_CUDA_CHECK(cudaEventRecord(ev.stop, ctx.stream()));
+      SOAC_CUDA_CHECK(cudaEventRecord(stop.get(), ctx.stream()));
       if (holding) hold->release();
-      SOAC_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      SOAC_CUDA_CHECK(cudaEventSynchronize(stop.get()));
       float ms = 0;
-      SOAC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+      SOAC_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
       samples.push_back(ms);
       // A body that waits for the device would wait out every hold: time the rest as they come.
       if (holding && hold->timed_out()) holding = false, waited = true;

@@ -46,6 +46,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <cub/device/device_histogram.cuh>
@@ -53,6 +54,7 @@
 #include "apps/app.hpp"
 #include "apps/hist_apps.hpp"
 #include "core/buffer.hpp"
+#include "core/cuda_event.hpp"
 #include "core/error.hpp"
 #include "core/hist.cuh"
 #include "core/hist/operators.hpp"
@@ -255,24 +257,6 @@ std::int64_t window_bins(const device_properties& p, int passes, std::uint64_t H
   return std::int64_t(std::min<std::uint64_t>(H, std::uint64_t(chunk) * std::uint64_t(passes)));
 }
 
-// A CUDA event for ordering work across streams, created on first use (none on the host backend).
-class cuda_event {
- public:
-  cuda_event() = default;
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  ~cuda_event() {
-    if (event_) cudaEventDestroy(event_);
-  }
-  cudaEvent_t get() {
-    if (!event_) SOAC_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
-    return event_;
-  }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
 // One formulation's buffers and its iteration: from zero to the 8-bit histogram.
 class histo_iterations : public first_plan {
  public:
@@ -295,7 +279,11 @@ class histo_iterations : public first_plan {
       if (std::uint64_t(window_) < bins) {
         counts_ = buffer<u32>(ctx, std::size_t(bins));
         ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));
-        if (ctx.is_cuda()) side_ = std::make_unique<context>(backend::cuda, ctx.props().ordinal);
+        if (ctx.is_cuda()) {
+          side_ = std::make_unique<context>(backend::cuda, ctx.props().ordinal);
+          ranged_.emplace();
+          outside_counted_.emplace();
+        }
       }
       words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));  // the 8-bit result, four bins a word
       range_ = buffer<bin_range>(ctx, 1);
@@ -334,10 +322,10 @@ class histo_iterations : public first_plan {
              outside_pixels{image_.data(), n, range, window_}, counts_.view(), count_op{});
       };
       if (side_) {
-        SOAC_CUDA_CHECK(cudaEventRecord(ranged_.get(), ctx_.stream()));
-        SOAC_CUDA_CHECK(cudaStreamWaitEvent(side_->stream(), ranged_.get(), 0));
+        SOAC_CUDA_CHECK(cudaEventRecord(ranged_->get(), ctx_.stream()));
+        SOAC_CUDA_CHECK(cudaStreamWaitEvent(side_->stream(), ranged_->get(), 0));
         count_outside(*side_);
-        SOAC_CUDA_CHECK(cudaEventRecord(outside_counted_.get(), side_->stream()));
+        SOAC_CUDA_CHECK(cudaEventRecord(outside_counted_->get(), side_->stream()));
       }
       keep(hist(ctx_, window_options_, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
       const std::int64_t words = std::int64_t(words_.size());
@@ -349,7 +337,7 @@ class histo_iterations : public first_plan {
       if (counts_.empty()) {
         scatter(ctx_, word_a_thread, words, window_to_bytes<false>{wc.data(), nullptr, range, window_, H}, words_, wc, wc, wc, wc);
       } else {
-        if (side_) SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), outside_counted_.get(), 0));
+        if (side_) SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), outside_counted_->get(), 0));
         else count_outside(ctx_);
         scatter(ctx_, word_a_thread, words, window_to_bytes<true>{wc.data(), counts_.data(), range, window_, H}, words_, wc, wc, wc, wc,
                 counts_, counts_, counts_, counts_);
@@ -398,7 +386,7 @@ class histo_iterations : public first_plan {
   // The outside pass: global, one copy, no sparsity estimate (it mostly has nothing to count).
   const hist_options outside_options_ = parse_hist_options("strategy=global,M=1,RF=1");
   std::unique_ptr<context> side_;  // cuda, window formulation with an outside pass: its stream
-  cuda_event ranged_, outside_counted_;
+  std::optional<cuda_event> ranged_, outside_counted_;  // with side_
   buffer<unsigned char> cub_temp_;
   std::size_t cub_bytes_ = 0;
 };

@@ -42,6 +42,7 @@
 #include "apps/app.hpp"
 #include "apps/multi_scaling.hpp"
 #include "core/buffer.hpp"
+#include "core/cuda_event.hpp"
 #include "core/error.hpp"
 #include "core/fast_divide.hpp"
 #include "core/hist.cuh"
@@ -802,14 +803,14 @@ class report_slots {
   explicit report_slots(const context& ctx) : cuda_(ctx.is_cuda()) {
     if (!cuda_) return;
     ctx.activate();
+    events_.emplace_back();
+    events_.emplace_back();
     void* p = nullptr;
     SOAC_CUDA_CHECK(cudaMallocHost(&p, sizeof(summary) * 2));
     pinned_ = static_cast<summary*>(p);
-    for (auto& e : events_) SOAC_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   ~report_slots() {
-    for (auto& e : events_)
-      if (e) cudaEventSynchronize(e), cudaEventDestroy(e);
+    for (const auto& e : events_) cudaEventSynchronize(e.get());  // no copy into pinned_ outlives it
     if (pinned_) cudaFreeHost(pinned_);
   }
   report_slots(const report_slots&) = delete;
@@ -822,18 +823,18 @@ class report_slots {
       return;
     }
     SOAC_CUDA_CHECK(cudaMemcpyAsync(pinned_ + slot, from, sizeof(summary), cudaMemcpyDeviceToHost, ctx.stream()));
-    SOAC_CUDA_CHECK(cudaEventRecord(events_[slot], ctx.stream()));
+    SOAC_CUDA_CHECK(cudaEventRecord(events_[slot].get(), ctx.stream()));
   }
   summary wait(int slot) {
     if (!cuda_) return host_[slot];
-    SOAC_CUDA_CHECK(cudaEventSynchronize(events_[slot]));
+    SOAC_CUDA_CHECK(cudaEventSynchronize(events_[slot].get()));
     return pinned_[slot];
   }
 
  private:
   bool cuda_;
   summary* pinned_ = nullptr;
-  cudaEvent_t events_[2] = {nullptr, nullptr};
+  std::vector<cuda_event> events_;  // one per slot (cuda)
   summary host_[2] = {};
 };
 

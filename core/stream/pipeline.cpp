@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_event.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "core/stream.hpp"
@@ -82,9 +83,9 @@ struct stop_requested {};
 // What a run uses of the pipeline's resources.
 struct ring_view {
   cudaStream_t upload = nullptr, download = nullptr;
-  const cudaEvent_t* uploaded = nullptr;
-  const cudaEvent_t* computed = nullptr;
-  const cudaEvent_t* downloaded = nullptr;
+  const cuda_event* uploaded = nullptr;
+  const cuda_event* computed = nullptr;
+  const cuda_event* downloaded = nullptr;
   char* host = nullptr;    // pinned ring (cuda), the only ring (host backend)
   char* device = nullptr;  // cuda
 };
@@ -184,7 +185,7 @@ std::pair<std::uint64_t, std::uint64_t> piece_of(std::uint64_t bytes, int parts,
 struct stream_pipeline::resources {
   context& ctx;
   cudaStream_t upload = nullptr, download = nullptr;
-  std::vector<cudaEvent_t> uploaded, computed, downloaded;  // one per slot
+  std::vector<cuda_event> uploaded, computed, downloaded;  // one per slot
   void* host = nullptr;  // pinned (cuda) or plain (host backend)
   std::size_t host_bytes = 0;
   void* device = nullptr;
@@ -204,8 +205,6 @@ struct stream_pipeline::resources {
     cudaSetDevice(ctx.props().ordinal);
     cudaStreamSynchronize(upload);
     cudaStreamSynchronize(download);
-    for (auto* list : {&uploaded, &computed, &downloaded})
-      for (auto e : *list) cudaEventDestroy(e);
     cudaFreeHost(host);
     ctx.free(device);
     cudaStreamDestroy(upload);
@@ -254,11 +253,7 @@ struct stream_pipeline::resources {
     }, [](void* p) { SOAC_CUDA_CHECK(cudaFreeHost(p)); });
     grow(device, device_bytes, bytes, backend_alloc, backend_free);
     for (auto* list : {&uploaded, &computed, &downloaded})
-      while (list->size() < std::size_t(slots)) {
-        cudaEvent_t e = nullptr;
-        SOAC_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync | cudaEventDisableTiming));
-        list->push_back(e);
-      }
+      while (list->size() < std::size_t(slots)) list->emplace_back(cudaEventBlockingSync | cudaEventDisableTiming);
   }
 };
 
@@ -433,7 +428,7 @@ class run_state {
       } else if (c >= slots_) {
         if (cuda_) {
           await([&] { return uploaded_ > c - slots_; });
-          SOAC_CUDA_CHECK(cudaEventSynchronize(ring_.uploaded[s]));
+          SOAC_CUDA_CHECK(cudaEventSynchronize(ring_.uploaded[s].get()));
         } else {
           await([&] { return computed_ > c - slots_; });
         }
@@ -459,10 +454,10 @@ class run_state {
       await([&] { return read_left_[std::size_t(c)] == 0; });
       if (c >= slots_) {
         await([&] { return computed_ > c - slots_; });
-        SOAC_CUDA_CHECK(cudaStreamWaitEvent(ring_.upload, ring_.computed[s], 0));
+        SOAC_CUDA_CHECK(cudaStreamWaitEvent(ring_.upload, ring_.computed[s].get(), 0));
       }
       upload(c, ring_.upload);
-      SOAC_CUDA_CHECK(cudaEventRecord(ring_.uploaded[s], ring_.upload));
+      SOAC_CUDA_CHECK(cudaEventRecord(ring_.uploaded[s].get(), ring_.upload));
       publish(uploaded_, c + 1);
     }
   }
@@ -490,17 +485,17 @@ class run_state {
       const int s = slot_of(c);
       if (cuda_) {
         await([&] { return uploaded_ > c; });
-        SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), ring_.uploaded[s], 0));
+        SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), ring_.uploaded[s].get(), 0));
         if (!outputs_.empty() && c >= slots_) {
           await([&] { return downloaded_ > c - slots_; });
-          SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), ring_.downloaded[s], 0));
+          SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), ring_.downloaded[s].get(), 0));
         }
       } else {
         await([&] { return read_left_[std::size_t(c)] == 0; });
         if (!outputs_.empty() && c >= slots_) await([&] { return written_ > c - slots_; });
       }
       if (active(stream_stage::kernel)) kernel_(view(c));
-      if (cuda_) SOAC_CUDA_CHECK(cudaEventRecord(ring_.computed[s], ctx_.stream()));
+      if (cuda_) SOAC_CUDA_CHECK(cudaEventRecord(ring_.computed[s].get(), ctx_.stream()));
       publish(computed_, c + 1);
       if (!cuda_) publish(downloaded_, c + 1);  // the output is in the host slot already
     }
@@ -531,9 +526,9 @@ class run_state {
     for (std::int64_t c = 0; c < chunks_; ++c) {
       const int s = slot_of(c);
       await([&] { return computed_ > c && written_ > c - slots_; });
-      SOAC_CUDA_CHECK(cudaStreamWaitEvent(ring_.download, ring_.computed[s], 0));
+      SOAC_CUDA_CHECK(cudaStreamWaitEvent(ring_.download, ring_.computed[s].get(), 0));
       download(c, ring_.download);
-      SOAC_CUDA_CHECK(cudaEventRecord(ring_.downloaded[s], ring_.download));
+      SOAC_CUDA_CHECK(cudaEventRecord(ring_.downloaded[s].get(), ring_.download));
       publish(downloaded_, c + 1);
     }
   }
@@ -543,7 +538,7 @@ class run_state {
       if (!has_write_piece(c, w)) continue;
       const int s = slot_of(c);
       await([&] { return downloaded_ > c; });
-      if (cuda_ && plan_.overlap) SOAC_CUDA_CHECK(cudaEventSynchronize(ring_.downloaded[s]));
+      if (cuda_ && plan_.overlap) SOAC_CUDA_CHECK(cudaEventSynchronize(ring_.downloaded[s].get()));
       if (active(stream_stage::write)) {
         for (std::size_t j = 0; j < outputs_.size(); ++j) {
           const std::uint64_t eb = outputs_[j].element_bytes;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/cuda_check.hpp"
+#include "core/cuda_event.hpp"
 #include "core/error.hpp"
 #include "core/stream.hpp"
 
@@ -68,18 +69,17 @@ stream_rates measure_cuda(context& ctx) {
   ctx.activate();
   void* host = nullptr;
   void* dev = nullptr;
-  cudaEvent_t done = nullptr;
   stream_rates r;
   try {
     SOAC_CUDA_CHECK(cudaHostAlloc(&host, tuning::probe_bytes, cudaHostAllocDefault));
     SOAC_CUDA_CHECK(cudaMalloc(&dev, tuning::probe_bytes));
-    SOAC_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventBlockingSync | cudaEventDisableTiming));
+    const cuda_event done(cudaEventBlockingSync | cudaEventDisableTiming);
     std::memset(host, 1, tuning::probe_bytes);
     auto copy = [&](std::size_t bytes) {
       const auto t0 = std::chrono::steady_clock::now();
       SOAC_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, ctx.stream()));
-      SOAC_CUDA_CHECK(cudaEventRecord(done, ctx.stream()));
-      SOAC_CUDA_CHECK(cudaEventSynchronize(done));
+      SOAC_CUDA_CHECK(cudaEventRecord(done.get(), ctx.stream()));
+      SOAC_CUDA_CHECK(cudaEventSynchronize(done.get()));
       return seconds_since(t0);
     };
     copy(tuning::probe_bytes);  // first touch
@@ -90,12 +90,10 @@ stream_rates measure_cuda(context& ctx) {
     r.handoff_s = median(small);
     r.copy_bytes_per_s = double(tuning::probe_bytes) / std::max(best - r.handoff_s, 1e-6);
   } catch (...) {
-    if (done) cudaEventDestroy(done);
     cudaFree(dev);
     cudaFreeHost(host);
     throw;
   }
-  cudaEventDestroy(done);
   cudaFree(dev);
   cudaFreeHost(host);
   return r;
