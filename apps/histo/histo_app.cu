@@ -45,7 +45,6 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
-#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -279,11 +278,7 @@ class histo_iterations : public first_plan {
       if (std::uint64_t(window_) < bins) {
         counts_ = buffer<u32>(ctx, std::size_t(bins));
         ctx.fill_zero(counts_.data(), counts_.size() * sizeof(u32));
-        if (ctx.is_cuda()) {
-          side_ = std::make_unique<context>(backend::cuda, ctx.props().ordinal);
-          ranged_.emplace();
-          outside_counted_.emplace();
-        }
+        if (ctx.is_cuda()) side_.emplace(ctx.props().ordinal);
       }
       words_ = buffer<u32>(ctx, std::size_t((bins + 3) / 4));  // the 8-bit result, four bins a word
       range_ = buffer<bin_range>(ctx, 1);
@@ -322,10 +317,10 @@ class histo_iterations : public first_plan {
              outside_pixels{image_.data(), n, range, window_}, counts_.view(), count_op{});
       };
       if (side_) {
-        SOAC_CUDA_CHECK(cudaEventRecord(ranged_->get(), ctx_.stream()));
-        SOAC_CUDA_CHECK(cudaStreamWaitEvent(side_->stream(), ranged_->get(), 0));
-        count_outside(*side_);
-        SOAC_CUDA_CHECK(cudaEventRecord(outside_counted_->get(), side_->stream()));
+        SOAC_CUDA_CHECK(cudaEventRecord(side_->ranged.get(), ctx_.stream()));
+        SOAC_CUDA_CHECK(cudaStreamWaitEvent(side_->ctx.stream(), side_->ranged.get(), 0));
+        count_outside(side_->ctx);
+        SOAC_CUDA_CHECK(cudaEventRecord(side_->outside_counted.get(), side_->ctx.stream()));
       }
       keep(hist(ctx_, window_options_, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
       const std::int64_t words = std::int64_t(words_.size());
@@ -337,7 +332,7 @@ class histo_iterations : public first_plan {
       if (counts_.empty()) {
         scatter(ctx_, word_a_thread, words, window_to_bytes<false>{wc.data(), nullptr, range, window_, H}, words_, wc, wc, wc, wc);
       } else {
-        if (side_) SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), outside_counted_->get(), 0));
+        if (side_) SOAC_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), side_->outside_counted.get(), 0));
         else count_outside(ctx_);
         scatter(ctx_, word_a_thread, words, window_to_bytes<true>{wc.data(), counts_.data(), range, window_, H}, words_, wc, wc, wc, wc,
                 counts_, counts_, counts_, counts_);
@@ -385,8 +380,13 @@ class histo_iterations : public first_plan {
   hist_options window_options_;
   // The outside pass: global, one copy, no sparsity estimate (it mostly has nothing to count).
   const hist_options outside_options_ = parse_hist_options("strategy=global,M=1,RF=1");
-  std::unique_ptr<context> side_;  // cuda, window formulation with an outside pass: its stream
-  std::optional<cuda_event> ranged_, outside_counted_;  // with side_
+  // cuda, window formulation with an outside pass: the pass's stream and the events ordering it.
+  struct side_stream {
+    explicit side_stream(int ordinal) : ctx(backend::cuda, ordinal) {}
+    context ctx;
+    cuda_event ranged, outside_counted;
+  };
+  std::optional<side_stream> side_;
   buffer<unsigned char> cub_temp_;
   std::size_t cub_bytes_ = 0;
 };
