@@ -273,6 +273,12 @@ TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
   EXPECT_TRUE(big.second_pass);
   EXPECT_EQ(big.chunk % (segreduce_tuning::block_threads * segreduce_items_per_thread(4)), 0);
   EXPECT_GE(big.chunk * big.blocks_per_segment, std::int64_t{1} << 26);
+  // One segment too short to fill the GPU: split down to a tile (2048 ints) a block.
+  const auto one = plan_segreduce(h100, 1, std::int64_t{1} << 18, 4, {});
+  EXPECT_EQ(one.strategy, segreduce_strategy::large);
+  EXPECT_EQ(one.blocks_per_segment, 128);
+  // Split into fewer than large_min_fine_split blocks, the combine would cost more: 16 elements a thread.
+  EXPECT_EQ(plan_segreduce(h100, 64, 4096, 4, {segreduce_strategy::large, 0}).blocks_per_segment, 1);
   const auto forced = plan_segreduce(h100, 10, 1000, 4, {segreduce_strategy::large, 3});
   EXPECT_EQ(forced.blocks_per_segment, 1);  // 1000 elements fit one tile of 2048
   EXPECT_EQ(std::string_view(forced.reason), "forced");  // not the literals' addresses

@@ -32,7 +32,7 @@
 // extremes (a two-bin shared histogram: every update of a warp on two addresses, which
 // serialise), 3.7 of an outside pass with nothing to do and 4.4 of byte-wise conversion, 34.7 us
 // in all. So the extremes are a reduction (segreduce, one segment spread over the GPU, 5.5 us
-// by ncu) over four pixels an element, the outside pass takes 16 pixels an element and runs on a
+// by ncu, a tile a block) over four pixels an element, the outside pass takes 16 pixels an element and runs on a
 // second stream beside the window's count, and the conversion writes a word a thread (4.7 us).
 //
 // Output: the counters (histo.npy, [histogram height, width] uint8) and Parboil's BMP (histo.bmp,
@@ -303,12 +303,8 @@ class histo_iterations : public first_plan {
       scatter(ctx_, H, to_bytes<true, true>{counts_.data()}, bytes_, counts_);
     } else if (m == "window") {
       const bool vectors = reinterpret_cast<std::uintptr_t>(image_.data()) % alignof(uint4) == 0;
-      // One segment spread over the whole GPU, a tile per block: the model's 16 elements per thread
-      // suit many segments, and for this one left 64 blocks on 132 SMs (31.8 vs 28.2 us an iteration).
       const std::int64_t quads = detail::ceil_div(n, std::int64_t{4});
-      segreduce_options spread;
-      spread.blocks_per_segment = std::max<std::int64_t>(quads, 1);
-      segreduce(ctx_, 1, quads, pixel_extremes{image_.data(), n, vectors}, range_.view(), bin_range_op{}, spread);
+      segreduce(ctx_, 1, quads, pixel_extremes{image_.data(), n, vectors}, range_.view(), bin_range_op{});
       const bin_range* range = range_.data();
       // The outside pass has nothing to do when every pixel fits, yet its launch sat between the
       // window's count and the conversion; on a second stream it runs beside the window's count.

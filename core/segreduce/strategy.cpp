@@ -130,7 +130,12 @@ segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, st
       std::int64_t k = options.blocks_per_segment;
       if (k == 0) {
         const std::int64_t target = resident_blocks(props) * large_waves;
-        const std::int64_t most = std::max<std::int64_t>(1, n / (B * large_min_items_per_thread));
+        std::int64_t most = std::max<std::int64_t>(1, n / (B * large_min_items_per_thread));
+        // Segments too few to fill the GPU so (one long one, a min/max over an image, left 64
+        // blocks on 132 SMs): down to a tile a block, where that gives each enough blocks.
+        const std::int64_t tiles = n / (B * plan.items_per_thread);
+        if (m * most < target && std::min(target / std::max<std::int64_t>(m, 1), tiles) >= large_min_fine_split)
+          most = std::max(most, tiles);
         k = std::clamp<std::int64_t>(target / std::max<std::int64_t>(m, 1), 1, most);
       }
       k = std::max<std::int64_t>(1, std::min(k, std::max<std::int64_t>(n, 1)));

@@ -58,8 +58,12 @@ inline constexpr std::size_t sequential_tile_bytes = 16 * 1024;
 // in bytes of value per thread: 32 B = 8 ints, 4 int pairs or doubles, 2 quads in flight.
 inline constexpr std::size_t bytes_in_flight_per_thread = 32;
 // A large-strategy block gives each thread at least this many elements before the segment is
-// split across more blocks (fewer makes the block reduction and the combine dominate).
+// split across more blocks (fewer makes the block reduction and the combine dominate)...
 inline constexpr std::int64_t large_min_items_per_thread = 16;
+// ...unless the segments cannot fill the GPU so and a tile a block gives each at least this many
+// blocks (H100, 2^18 elements: one segment of argmax, max-subarray or Black-Scholes 0.57-0.92x
+// the time; 2 to 4 blocks a segment, 1.2-1.4x: their combine costs more than they gain).
+inline constexpr std::int64_t large_min_fine_split = 8;
 // Waves of resident blocks the large strategy aims for when it splits segments: one, so that
 // no partly filled last wave idles most of the GPU (measured: 2 waves of 2048 blocks for one
 // segment left a 6% tail).
