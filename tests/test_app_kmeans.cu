@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <tuple>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -67,9 +68,31 @@ TEST_P(KmeansApp, EverySliceCountOfTheColumnsKernelValidates) {
   // On the H100 (132 SMs x 2048 lanes) these n give the feature-major kernel 1, 2 and 4 slices
   // per point; d = 9 leaves a short tail after the eight-load steps, k = 3 zero centroid lanes.
   for (const std::string n : {"300000", "150000", "40000"})
-    round_trip("kmeans", "tiny", "", {{"n", n}, {"d", "9"}, {"k", "3"}, {"blobs", "4"}});
+    round_trip("kmeans", "tiny", "hist,layout=columns", {{"n", n}, {"d", "9"}, {"k", "3"}, {"blobs", "4"}});
   // k = 16 takes the wider register array; d = 768 fills its 48 KiB of centroids.
   round_trip("kmeans", "tiny", "hist,distances=direct", {{"n", "4000"}, {"d", "768"}, {"k", "16"}, {"blobs", "16"}});
+}
+
+TEST_P(KmeansApp, EveryShapeOfTheOnePassKernelValidates) {
+  // sums=fused (the default for k <= 8, d <= 256): d = 9, 40 and 200 take 4, 8 and 32 lanes a
+  // point (d = 40 leaves 5 of 8 feature rounds, d = 200 7 of 8 with the last partial); k = 1, 3
+  // and 8 (the whole register array); n = 1001 is not a multiple of a warp's points, and 5 points
+  // leave most warps idle.
+  for (const auto& [n, d, k] : {std::tuple{"1001", "9", "3"}, std::tuple{"5", "9", "2"}, std::tuple{"3000", "40", "8"},
+                                std::tuple{"2000", "200", "5"}, std::tuple{"777", "256", "1"}, std::tuple{"600", "1", "4"}})
+    round_trip("kmeans", "tiny", "hist,sums=fused", {{"n", n}, {"d", d}, {"k", k}, {"blobs", "4"}});
+}
+
+TEST_P(KmeansApp, TheOnePassKernelRefusesShapesItCannotHold) {
+  const auto data = gen("kmeans", "tiny", "data");
+  EXPECT_NE(error_of<usage_error>([&] { run("kmeans", {data}, "hist,sums=fused", {{"k", "9"}}, "", path("r")); }).find("at most 8 clusters"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("kmeans", {data}, "hist,sums=fused,distances=gemm", {}, "", path("r")); }).find("distances=direct"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("kmeans", {data}, "hist,sums=fused,layout=columns", {}, "", path("r")); }).find("layout=rows"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("kmeans", {data}, "hist,sums=fused,strategy=global", {}, "", path("r")); }).find("no hist options"),
+            std::string::npos);
 }
 
 TEST_P(KmeansApp, StoppingAtTheThresholdUndoesTheIterationQueuedAhead) {
@@ -327,7 +350,9 @@ TEST_P(KmeansApp, BenchTimesEveryVariantWithRodiniaAsTheBaseline) {
   EXPECT_EQ(iteration.name, "tiny: one iteration");
   std::vector<std::string> names;
   for (const auto& v : iteration.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"rodinia", "hist", "segreduce", "hist,distances=gemm", "hist,layout=rows"}));
+  // tiny (k = 5, d = 6) runs the one-pass kernel by default, so the separate passes come with it.
+  EXPECT_EQ(names, (std::vector<std::string>{"rodinia", "hist", "segreduce", "hist,distances=gemm", "hist,layout=columns",
+                                             "hist,layout=rows,sums=flat"}));
   EXPECT_EQ(iteration.variants[0].kind, bench::role::baseline);
   const auto& whole = suite.cases()[1];
   ASSERT_EQ(whole.variants.size(), 3u);
