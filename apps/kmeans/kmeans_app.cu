@@ -485,6 +485,15 @@ bool columns_fit(std::int64_t d, std::int64_t k) {
   return k <= columns_max_k && double(d) * columns_kmax(k) * sizeof(float) <= double(columns_shared_bytes);
 }
 
+// acc[i] += (x - c_i)^2 for the four centroids' coordinates in c.
+__device__ __forceinline__ void add_squares(float x, const float4& c, float* acc) {
+  const float e0 = x - c.x, e1 = x - c.y, e2 = x - c.z, e3 = x - c.w;
+  acc[0] = fmaf(e0, e0, acc[0]);
+  acc[1] = fmaf(e1, e1, acc[1]);
+  acc[2] = fmaf(e2, e2, acc[2]);
+  acc[3] = fmaf(e3, e3, acc[3]);
+}
+
 template <int KMax, int S>
 __global__ void __launch_bounds__(columns_block)
     assign_columns_kernel(const float* __restrict__ xt, std::int64_t n, std::int64_t d, const float* __restrict__ centroids,
@@ -509,14 +518,7 @@ __global__ void __launch_bounds__(columns_block)
     const auto add = [&](float x, std::int64_t j) {
       const float4* cj = reinterpret_cast<const float4*>(cen + j * KMax);
 #pragma unroll
-      for (int v = 0; v < KMax / 4; ++v) {
-        const float4 c4 = cj[v];
-        const float d0 = x - c4.x, d1 = x - c4.y, d2 = x - c4.z, d3 = x - c4.w;
-        acc[4 * v] = fmaf(d0, d0, acc[4 * v]);
-        acc[4 * v + 1] = fmaf(d1, d1, acc[4 * v + 1]);
-        acc[4 * v + 2] = fmaf(d2, d2, acc[4 * v + 2]);
-        acc[4 * v + 3] = fmaf(d3, d3, acc[4 * v + 3]);
-      }
+      for (int v = 0; v < KMax / 4; ++v) add_squares(x, cj[v], acc + 4 * v);
     };
     std::int64_t j = s;
     for (; j + 7 * S < d; j += 8 * S) {
@@ -631,20 +633,8 @@ __global__ void __launch_bounds__(fused_block)
 #pragma unroll
     for (int f = 0; f < F; ++f) {
       if (f >= rounds) break;
-      const float4 lo = cen_low[f * S];
-      const float e0 = v[f] - lo.x, e1 = v[f] - lo.y, e2 = v[f] - lo.z, e3 = v[f] - lo.w;
-      acc[0] = fmaf(e0, e0, acc[0]);
-      acc[1] = fmaf(e1, e1, acc[1]);
-      acc[2] = fmaf(e2, e2, acc[2]);
-      acc[3] = fmaf(e3, e3, acc[3]);
-      if (k > 4) {
-        const float4 hi = cen_high[f * S];
-        const float e4 = v[f] - hi.x, e5 = v[f] - hi.y, e6 = v[f] - hi.z, e7 = v[f] - hi.w;
-        acc[4] = fmaf(e4, e4, acc[4]);
-        acc[5] = fmaf(e5, e5, acc[5]);
-        acc[6] = fmaf(e6, e6, acc[6]);
-        acc[7] = fmaf(e7, e7, acc[7]);
-      }
+      add_squares(v[f], cen_low[f * S], acc);
+      if (k > 4) add_squares(v[f], cen_high[f * S], acc + 4);
     }
 #pragma unroll
     for (int offset = 1; offset < S; offset <<= 1)
