@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include <gtest/gtest.h>
 

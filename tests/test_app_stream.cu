@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "apps/app.hpp"
+#include "bench/harness.hpp"
 #include "core/error.hpp"
 #include "datasets/bundle.hpp"
 #include "tests/app_fixture.hpp"
@@ -133,6 +135,31 @@ TEST_P(streamed_apps, BlackscholesZoneForm) {
   fs::resize_file(dir / "strike.f32", 4 * 4999);
   const auto msg = error_of<input_error>([&] { run("blackscholes", {dir}, "", {}, "raw"); });
   EXPECT_NE(msg.find("strike.f32"), std::string::npos) << msg;
+}
+
+// soac bench's table for a streamed workload: the serial loop and the bound as baselines, every
+// stage alone, the host's read and write stages together, and the streamed run, whose note
+// compares it with the serial loop, the bound and the host stages together.
+TEST_P(streamed_apps, BenchTimesEveryStageAloneAndTheHostStagesTogether) {
+  bench::suite suite(ctx(), "blackscholes", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
+  apps::bench_request req;
+  req.overrides = {{"options", "5000"}, {"dir", path("bench").string()}};
+  fs::create_directories(path("bench"));
+  apps::find_app("blackscholes").bench(ctx(), req, suite);
+  ASSERT_EQ(suite.cases().size(), 1u);
+  std::vector<std::string> names;
+  for (const auto& v : suite.cases()[0].variants) names.push_back(v.name);
+  std::vector<std::string> expected = {"serial loop", "bound", "read alone"};
+  if (ctx().is_cuda()) expected.emplace_back("host-to-device alone");
+  expected.emplace_back("kernel alone");
+  if (ctx().is_cuda()) expected.emplace_back("device-to-host alone");
+  for (const char* n : {"write alone", "read and write together", "streamed"}) expected.emplace_back(n);
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(suite.cases()[0].variants[1].kind, bench::role::baseline);
+  const std::string& note = suite.cases()[0].variants.back().note;
+  for (const char* part : {"speedup over the serial loop", "streamed / bound", "streamed / (read and write together)"})
+    EXPECT_NE(note.find(part), std::string::npos) << note;
+  EXPECT_EQ(note.find("WRONG"), std::string::npos) << note;
 }
 
 TEST_P(streamed_apps, BlackscholesFhpc17Form) {

@@ -76,8 +76,9 @@ struct workload {
 };
 
 // Times on ctx, in one case of `suite`: the serial loop [baseline], each stage alone, the bound
-// [baseline: the slowest stage alone], and the streamed run, with the speedup over the serial
-// loop and the fraction of the bound in the streamed row's note. Wall-clock medians of the
+// [baseline: the slowest stage alone], the read and write stages together (where both exist),
+// and the streamed run, with the speedup over the serial loop and the fraction of the bound (and
+// of the host stages together) in the streamed row's note. Wall-clock medians of the
 // suite's runs (warm-up: at most 2 runs per variant, each being a whole pass over the files).
 // Returns the streamed median in ms.
 double measure(context& ctx, bench::suite& suite, const workload& w, const stream_options& base);
