@@ -158,11 +158,12 @@ struct stream_rates {
 };
 const stream_rates& measured_stream_rates(context& ctx);
 
-// The chunk size for n elements of in_bytes + out_bytes per element, with `stages` stages that
-// overlap and `free_bytes` of device memory (or host memory on the host backend) the rings may
-// take a share of. Pure: exposed for tests and for stream_pipeline::plan.
+// The chunk size for n elements of in_bytes + out_bytes per element (the smallest output element
+// out_min_element_bytes; 0: out_bytes), with `stages` stages that overlap and `free_bytes` of
+// device memory (or host memory on the host backend) the rings may take a share of. Pure:
+// exposed for tests and for stream_pipeline::plan.
 stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t in_bytes, std::size_t out_bytes, int stages,
-                        const stream_options& options, std::size_t free_bytes);
+                        const stream_options& options, std::size_t free_bytes, std::size_t out_min_element_bytes = 0);
 
 class stream_pipeline {
  public:

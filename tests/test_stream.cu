@@ -376,18 +376,34 @@ TEST(StreamPlan, ChunkFromRatesAndMemory) {
   stream_options forced;
   forced.chunk = n;
   EXPECT_THROW(plan_stream(rates, n, 4, 4, 5, forced, std::size_t{1} << 30), resource_error);
-  // A ring to stay in cache: 96 MiB over 3 slots of 8 bytes per element, whatever the rates say.
+  // A ring to stay in cache: 96 MiB over 3 slots of 8 bytes per element, whatever the rates say
+  // (inputs only: outputs have their own floor, below).
   stream_rates cached = rates;
   cached.ring_bytes = std::size_t{96} << 20;
-  const auto c = plan_stream(cached, n, 4, 4, 5, o, std::size_t{80} << 30);
+  const auto c = plan_stream(cached, n, 8, 0, 4, o, std::size_t{80} << 30);
   EXPECT_EQ(c.chunk, (std::int64_t{32} << 20) / 8);
   EXPECT_LE(c.host_bytes, cached.ring_bytes);
   EXPECT_NE(c.reason.find("stay in cache"), std::string::npos) << c.reason;
   // ... but never below 1 MiB per chunk, and granules stay whole.
   stream_rates tiny_ring = cached;
   tiny_ring.ring_bytes = std::size_t{1} << 20;
-  EXPECT_EQ(plan_stream(tiny_ring, n, 4, 4, 5, o, std::size_t{80} << 30).chunk, (std::int64_t{1} << 20) / 8);
-  EXPECT_EQ(plan_stream(cached, frames.granule * 300, 1, 1, 5, frames, std::size_t{80} << 30).chunk, 2 * frames.granule);
+  EXPECT_EQ(plan_stream(tiny_ring, n, 8, 0, 4, o, std::size_t{80} << 30).chunk, (std::int64_t{1} << 20) / 8);
+  stream_options two_writers = frames;
+  two_writers.writers = 2;
+  EXPECT_EQ(plan_stream(cached, frames.granule * 300, 1, 1, 5, two_writers, std::size_t{80} << 30).chunk, 2 * frames.granule);
+  // With outputs, each writer's piece of the smallest output is at least 2 MiB, above the cache's
+  // ring (Black-Scholes: 20 bytes in, two floats out, 16 writers) ...
+  stream_options sixteen = o;
+  sixteen.writers = 16;
+  const auto w = plan_stream(cached, n, 20, 8, 5, sixteen, std::size_t{80} << 30, 4);
+  EXPECT_EQ(w.chunk, (std::int64_t{2} << 20) * 16 / 4);
+  EXPECT_NE(w.reason.find("for each of 16 writers"), std::string::npos) << w.reason;
+  // ... the outputs' total element size where the smallest is not given ...
+  EXPECT_EQ(plan_stream(cached, n, 20, 8, 5, sixteen, std::size_t{80} << 30).chunk, (std::int64_t{2} << 20) * 16 / 8);
+  // ... and within the memory share.
+  const auto short_memory = plan_stream(cached, n, 20, 8, 5, sixteen, std::size_t{256} << 20, 4);
+  EXPECT_LE(short_memory.host_bytes, std::size_t{64} << 20);
+  EXPECT_NE(short_memory.reason.find("limited by memory"), std::string::npos) << short_memory.reason;
   // The serial loop takes chunks of 1 GiB (all arrays), or less where memory is short.
   stream_options serial;
   serial.overlap = false;

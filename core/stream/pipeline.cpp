@@ -589,19 +589,26 @@ class run_state {
 stream_pipeline::stream_pipeline(context& ctx) : ctx_(ctx), res_(std::make_unique<resources>(ctx)) {}
 stream_pipeline::~stream_pipeline() = default;
 
+namespace {
+// The plan for these arrays (n from the opened inputs), its ring sizes from their layout.
+stream_plan plan_arrays(context& ctx, std::int64_t n, std::span<const stream_source> inputs, std::span<const stream_sink> outputs,
+                        const stream_options& options) {
+  std::size_t in_bytes = 0, out_bytes = 0, out_min = 0;
+  for (const auto& s : inputs) in_bytes += s.element_bytes;
+  for (const auto& s : outputs) out_bytes += s.element_bytes, out_min = out_min ? std::min(out_min, s.element_bytes) : s.element_bytes;
+  stream_plan p = plan_stream(measured_stream_rates(ctx), n, in_bytes, out_bytes, overlapped_stages(ctx.is_cuda(), inputs.size(), outputs.size()),
+                              options, free_memory(ctx), out_min);
+  const ring_layout layout(inputs, outputs, p, options.halo);
+  p.host_bytes = layout.total(p.slots);
+  p.device_bytes = ctx.is_cuda() ? p.host_bytes : 0;
+  return p;
+}
+}  // namespace
+
 stream_plan stream_pipeline::plan(std::span<const stream_source> inputs, std::span<const stream_sink> outputs,
                                   const stream_options& options) {
   check_outputs(outputs);
-  const opened_inputs in = open_inputs(inputs);
-  std::size_t in_bytes = 0, out_bytes = 0;
-  for (const auto& s : inputs) in_bytes += s.element_bytes;
-  for (const auto& s : outputs) out_bytes += s.element_bytes;
-  stream_plan p = plan_stream(measured_stream_rates(ctx_), in.n, in_bytes, out_bytes,
-                              overlapped_stages(ctx_.is_cuda(), inputs.size(), outputs.size()), options, free_memory(ctx_));
-  const ring_layout layout(inputs, outputs, p, options.halo);
-  p.host_bytes = layout.total(p.slots);
-  p.device_bytes = ctx_.is_cuda() ? p.host_bytes : 0;
-  return p;
+  return plan_arrays(ctx_, open_inputs(inputs).n, inputs, outputs, options);
 }
 
 stream_report stream_pipeline::run(std::span<const stream_source> inputs, std::span<const stream_sink> outputs,
@@ -609,15 +616,9 @@ stream_report stream_pipeline::run(std::span<const stream_source> inputs, std::s
   if (!kernel) throw usage_error("stream: no kernel callback");
   check_outputs(outputs);
   const opened_inputs in = open_inputs(inputs);
-  std::size_t in_bytes = 0, out_bytes = 0;
-  for (const auto& s : inputs) in_bytes += s.element_bytes;
-  for (const auto& s : outputs) out_bytes += s.element_bytes;
   stream_report report;
-  report.plan = plan_stream(measured_stream_rates(ctx_), in.n, in_bytes, out_bytes,
-                            overlapped_stages(ctx_.is_cuda(), inputs.size(), outputs.size()), options, free_memory(ctx_));
+  report.plan = plan_arrays(ctx_, in.n, inputs, outputs, options);
   const ring_layout layout(inputs, outputs, report.plan, options.halo);
-  report.plan.host_bytes = layout.total(report.plan.slots);
-  report.plan.device_bytes = ctx_.is_cuda() ? report.plan.host_bytes : 0;
   res_->reserve(layout.total(report.plan.slots), report.plan.slots);
 
   const auto t0 = std::chrono::steady_clock::now();

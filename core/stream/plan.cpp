@@ -39,6 +39,11 @@ constexpr std::size_t probe_bytes = std::size_t{16} << 20;
 // 3 x 32 MiB at 60 GB/s and into one of 3 x 128 MiB at 37 GB/s: host memory (60 GB/s of memcpy on
 // 16 threads) is the scarce resource, and a ring that stays in the last-level cache spares it.
 constexpr std::size_t ring_bytes = std::size_t{96} << 20;
+// Each writer's piece of every output per chunk, at least: writers of small pieces slow each other
+// down. blackscholes 2^28 (two float outputs, 16 writers, huge-page tmpfs) on the H100 machine,
+// pieces of 0.3 / 1 / 2 MiB: write alone 203-315 / 115-198 / 145-147 ms, streamed 305-518 /
+// 260-417 / 296-324 ms; histeq 300 4K frames, pieces of 1 / 2 MiB: streamed 400 / 256 ms.
+constexpr double write_piece_bytes = double(std::size_t{2} << 20);
 // The serial loop's chunk (all arrays together): large steps amortise its synchronisations, but
 // pinning more than this gains nothing (hist over 8 GiB: 1 GiB chunks were as fast as any).
 constexpr double serial_chunk_bytes = double(std::size_t{1} << 30);
@@ -156,7 +161,7 @@ const stream_rates& measured_stream_rates(context& ctx) {
 }
 
 stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t in_bytes, std::size_t out_bytes, int stages,
-                        const stream_options& o, std::size_t free_bytes) {
+                        const stream_options& o, std::size_t free_bytes, std::size_t out_min_element_bytes) {
   if (n < 0) throw usage_error("stream: negative element count");
   if (o.granule < 1) throw usage_error("stream: granule must be at least 1");
   if (o.halo < 0) throw usage_error("stream: halo must not be negative");
@@ -211,6 +216,14 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
     if (rates.ring_bytes > 0 && double(chunk) > cached) {
       chunk = std::max(std::int64_t(cached), std::int64_t(std::ceil(tuning::min_chunk_bytes / per_element)));
       why << "; a ring of " << bytes_text(double(rates.ring_bytes)) << " to stay in cache";
+    }
+    if (p.writers > 0) {
+      const double eb = double(out_min_element_bytes > 0 ? std::min(out_min_element_bytes, out_bytes) : out_bytes);
+      const auto least = std::int64_t(std::ceil(tuning::write_piece_bytes * p.writers / eb));
+      if (chunk < least) {
+        chunk = least;
+        why << "; pieces of at least " << bytes_text(tuning::write_piece_bytes) << " for each of " << p.writers << " writers";
+      }
     }
     if (chunk > max_chunk) {
       chunk = max_chunk;
