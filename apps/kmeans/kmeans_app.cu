@@ -1054,6 +1054,12 @@ class kmeans_engine {
       perm_ = buffer<std::uint32_t>(ctx, std::size_t(n_));
       offsets_ = buffer<int>(ctx, std::size_t(k_));
     }
+    if (fused()) {
+      const int slices = fused_slices(d_);
+      update_plan_ = ctx.is_cuda() ? "one kernel, " + std::to_string(slices) + " lanes a point, a copy of the sums per lane in " +
+                                         std::to_string(fused_layout{slices, int(k_), d_}.bytes() / 1024) + " KiB of shared memory a block"
+                                   : "one pass (host)";
+    }
     if (plan_.update != update_kind::rodinia && plan_.distances == distance_kind::gemm) {
       xnorm_ = buffer<float>(ctx, std::size_t(n_));
       cnorm_ = buffer<float>(ctx, std::size_t(k_));
@@ -1191,7 +1197,6 @@ class kmeans_engine {
       if (slices == 4) launch(assign_update_kernel<4>, 8);
       else if (slices == 8) launch(assign_update_kernel<8>, 4);
       else launch(assign_update_kernel<32>, 1);
-      update_plan_ = "one kernel, " + std::to_string(slices) + " lanes a point, a copy of the sums per lane in " + std::to_string(bytes / 1024) + " KiB of shared memory a block";
       return;
     }
 #pragma omp parallel
@@ -1215,7 +1220,6 @@ class kmeans_engine {
         *report = summary_op{}(*report, mine);
       }
     }
-    update_plan_ = "one pass (host)";
   }
   void update() {
     if (plan_.update == update_kind::hist) {

@@ -218,7 +218,7 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
       why << "; a ring of " << bytes_text(double(rates.ring_bytes)) << " to stay in cache";
     }
     if (p.writers > 0) {
-      const double eb = double(out_min_element_bytes > 0 ? std::min(out_min_element_bytes, out_bytes) : out_bytes);
+      const double eb = double(out_min_element_bytes > 0 ? out_min_element_bytes : out_bytes);
       const auto least = std::int64_t(std::ceil(tuning::write_piece_bytes * p.writers / eb));
       if (chunk < least) {
         chunk = least;
