@@ -85,25 +85,30 @@ struct hidden_and_output {
   const float* target;
   SOAC_HD auto operator()(std::int64_t e) const {
     const int j = int(e / 2), o = int(e % 2);
+    // Every index below is a constant after unrolling, so h stays in registers (selecting h[j]
+    // or a report value by a run-time index would put the arrays in local memory).
     float h[hidden + 1];
     h[0] = 1.f;
+    SOAC_UNROLL
     for (int i = 1; i <= hidden; ++i) h[i] = squash(sums[i - 1]);
     float so = 0.f;
+    SOAC_UNROLL
     for (int i = 0; i <= hidden; ++i) so += hw[i * 2 + 1] * h[i];
     const float out = squash(so);
     const float out_delta = out * (1.f - out) * (target[1] - out);
-    float hid_err = 0.f, delta_j = 0.f;
+    float hid_err = 0.f, delta_j = 0.f, h_j = h[0];
+    SOAC_UNROLL
     for (int i = 1; i <= hidden; ++i) {
       const float delta = h[i] * (1.f - h[i]) * (out_delta * hw[i * 2 + 1]);
       hid_err += fabsf(delta);
-      if (i == j) delta_j = delta;
+      if (i == j) delta_j = delta, h_j = h[i];
     }
-    const float dw = eta * out_delta * h[j] + momentum * hprev[e];
-    const float report[4] = {out, out_delta, fabsf(out_delta), hid_err};
+    const float dw = eta * out_delta * h_j + momentum * hprev[e];
+    const float report = e == 0 ? out : e == 1 ? out_delta : e == 2 ? fabsf(out_delta) : hid_err;
     const std::int64_t unit = o == 0 ? j : -1;
     return writes(write_at<std::int64_t, float>{e, o == 1 ? hw[e] + dw : hw[e]},
-                  write_at<std::int64_t, float>{e, o == 1 ? dw : hprev[e]}, write_at<std::int64_t, float>{unit, h[j]},
-                  write_at<std::int64_t, float>{unit, delta_j}, write_at<std::int64_t, float>{e < 4 ? e : -1, report[e < 4 ? e : 0]});
+                  write_at<std::int64_t, float>{e, o == 1 ? dw : hprev[e]}, write_at<std::int64_t, float>{unit, h_j},
+                  write_at<std::int64_t, float>{unit, delta_j}, write_at<std::int64_t, float>{e < 4 ? e : -1, report});
   }
 };
 
