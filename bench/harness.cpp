@@ -229,13 +229,17 @@ void suite::annotate(std::string note) {
 
 void suite::print(std::ostream& out) const {
   out << name_ << " on " << ctx_.describe() << "\n";
-  out << "copy bandwidth (read+write): " << fixed(copy_bandwidth_ / 1e9, 0) << " GB/s; "
-      << settings_.runs << " timed runs after " << settings_.warmup << " warm-up (at least " << settings_.warmup_ms
-      << " ms), median shown";
-  if (ctx_.is_cuda())
-    out << (settings_.launch_latency ? "; times include the host's launch latency"
-                                     : "; GPU time (each run queued behind a held stream)");
-  out << "\n";
+  out << "copy bandwidth (read+write): " << fixed(copy_bandwidth_ / 1e9, 0) << " GB/s; ";
+  if (!timing_.empty()) {
+    out << timing_ << "\n";
+  } else {
+    out << settings_.runs << " timed runs after " << settings_.warmup << " warm-up (at least " << settings_.warmup_ms
+        << " ms), median shown";
+    if (ctx_.is_cuda())
+      out << (settings_.launch_latency ? "; times include the host's launch latency"
+                                       : "; GPU time (each run queued behind a held stream)");
+    out << "\n";
+  }
   out << "ratios are time / reference time: below 1.00x is faster than the reference\n";
   for (const auto& c : cases_) {
     std::vector<const variant_result*> baselines;
@@ -278,6 +282,7 @@ nlohmann::json suite::to_json() const {
   j["environment"] = environment_;
   j["settings"] = {{"warmup", settings_.warmup}, {"warmup_ms", settings_.warmup_ms}, {"runs", settings_.runs},
                    {"launch_latency", settings_.launch_latency}};
+  if (!timing_.empty()) j["settings"]["timing"] = timing_;
   j["copy_bandwidth_gbs"] = copy_bandwidth_ / 1e9;
   j["cases"] = nlohmann::json::array();
   for (const auto& c : cases_) {

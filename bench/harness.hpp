@@ -107,6 +107,9 @@ class suite {
 
   // The warm-up and repeat counts every variant is measured with.
   const settings& config() const { return settings_; }
+  // For suites whose variants the caller timed itself (record): how they were timed, printed in
+  // the header (and kept in the JSON) instead of measure()'s counts, which they did not use.
+  void describe_timing(std::string how) { timing_ = std::move(how); }
 
   double copy_bandwidth() const { return copy_bandwidth_; }
   double floor_ms(const case_result& c) const { return c.bytes / copy_bandwidth_ * 1e3; }
@@ -122,6 +125,7 @@ class suite {
   std::string name_;
   settings settings_;
   nlohmann::json environment_;
+  std::string timing_;
   double copy_bandwidth_ = 0;
   int expected_cases_ = 0;
   std::vector<case_result> cases_;

@@ -343,10 +343,10 @@ int cmd_reproduce(std::vector<std::string>& args) {
   auto o = make_options("reproduce", "TABLE... | all",
                         "Regenerate the papers' tables and figures on this machine: runs the soac benches each table needs, puts "
                         "the papers' numbers beside this run's, checks the papers' claims, and writes DIR/reproduce.json, "
-                        "DIR/report.md and DIR/plots/. Without a GPU it runs what the host backend can, at --quick sizes.");
+                        "DIR/report.md and DIR/plots/. Without a GPU it runs what the host backend can, at sizes of its own below --quick's.");
   o.add_options()
       ("tables", "tables to reproduce (see --list), or all", cxxopts::value<std::vector<std::string>>())
-      ("quick", "reduced sizes for a first look (minutes instead of a quarter of an hour)")
+      ("quick", "reduced sizes for a first look (1.5 minutes instead of 4 on an H100)")
       ("o,output", "folder for the report", cxxopts::value<std::string>()->default_value("reproduce-report"))
       ("runs", "timed runs per variant in every bench (default: each table's own)", cxxopts::value<int>()->default_value("0"))
       ("list", "list the tables with their benches and rough times")
@@ -396,7 +396,7 @@ int cmd_reproduce(std::vector<std::string>& args) {
   context ctx = make_context(r);
   const rp::mode m = !ctx.is_cuda() ? rp::mode::host : r.count("quick") ? rp::mode::quick : rp::mode::full;
   if (m == rp::mode::host)
-    std::cerr << "soac reproduce: no CUDA GPU (backend " << ctx.describe() << "): running what the host backend can, at --quick sizes; "
+    std::cerr << "soac reproduce: no CUDA GPU (backend " << ctx.describe() << "): running what the host backend can, at reduced host sizes; "
               << "tables whose benches compare with CUDA programs are marked missing\n";
   std::map<std::string, std::string> aliases;
   const auto specs = rp::plan_runs(tables, m, aliases);

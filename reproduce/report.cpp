@@ -72,7 +72,7 @@ std::string markdown(const json& r) {
   md << "Made by `" << r.value("command", std::string("soac reproduce")) << "`. ";
   if (m == mode::quick) md << "**--quick**: reduced sizes for a first look; claims about sizes are checked at the sizes that ran. ";
   if (m == mode::host)
-    md << "**No CUDA GPU**: the host backend ran what it can at quick sizes; tables whose benches compare with CUDA programs are "
+    md << "**No CUDA GPU**: the host backend ran what it can at reduced host sizes; tables whose benches compare with CUDA programs are "
           "marked missing. ";
   md << "Every number below comes from this run's `soac bench` JSON (kept in reproduce.json, with each bench's log under runs/), "
         "beside the papers' numbers from reproduce/papers.json. Times are medians; ratios are computed in the same run.\n\n";

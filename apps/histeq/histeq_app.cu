@@ -421,7 +421,7 @@ class histeq_app final : public app {
       omp_set_num_threads(before);
 #endif
       suite.record("CPU, " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s"), bench::role::soac, t,
-                   "host backend streamed; " + fps(t.median_ms * 1e-3));
+                   "host backend streamed, " + std::to_string(runs) + " runs without warm-up; " + fps(t.median_ms * 1e-3));
     };
     cpu_row(host.props().host_threads);
     cpu_row(1);

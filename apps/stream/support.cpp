@@ -170,6 +170,8 @@ double measure(context& ctx, bench::suite& suite, const workload& w, const strea
   const auto& cfg = suite.config();
   const int warmup = std::clamp(cfg.warmup, 1, 2), runs = cfg.runs;
   stream_pipeline pipe(ctx);  // one ring for every variant: pinning is not what is measured
+  suite.describe_timing("wall clock of whole runs (the first read to the last byte written), " + std::to_string(runs) +
+                        (runs == 1 ? " timed run after " : " timed runs after ") + std::to_string(warmup) + " warm-up, median shown");
   suite.begin_case(w.name, w.params, w.bytes);
   auto progress = [&](const std::string& what) {
     if (cfg.progress) std::cerr << "[" << w.name << "] " << what << "\n";
