@@ -1,6 +1,7 @@
 // soac: one executable, subcommands over the app registry. Every failure ends here as one line
 // on stderr and an exit code that names its class (core/error.hpp).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -48,7 +49,7 @@ DATASET is a soac bundle (from soac gen) or, with --format, the original program
 every command takes --backend auto|cuda|host (auto: cuda when a GPU is present) and --device N.
 
 exit codes: 0 ok, 1 result does not validate, 2 usage error, 3 bad input file,
-            4 CUDA error, 5 out of memory, 6 internal error
+            4 CUDA error, 5 out of memory or disk space, 6 internal error
 )";
 
 struct command_line {
@@ -61,7 +62,7 @@ cxxopts::Options make_options(const std::string& command, const std::string& pos
   o.positional_help(positional_help).show_positional_help();
   o.add_options("common")
       ("backend", "auto, cuda or host", cxxopts::value<std::string>()->default_value("auto"))
-      ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
+      ("device", "CUDA device ordinal", cxxopts::value<std::string>()->default_value("0"))
       ("h,help", "show this help");
   return o;
 }
@@ -86,6 +87,17 @@ cxxopts::ParseResult parse(cxxopts::Options& o, std::vector<std::string>& args) 
     std::exit(exit_code::ok);
   }
   if (!r.unmatched().empty()) throw usage_error(o.program() + ": unexpected argument '" + r.unmatched().front() + "'");
+  // An option that takes one value, given twice with different values (-o A -o B, --app X beside
+  // the positional APP): which one counts would be a guess.
+  static const std::set<std::string> repeatable = {"input", "set", "preset", "tables"};
+  std::map<std::string, std::string> seen;
+  for (const auto& kv : r.arguments()) {
+    if (repeatable.count(kv.key())) continue;
+    const auto [it, first] = seen.emplace(kv.key(), kv.value());
+    if (!first && it->second != kv.value())
+      throw usage_error(o.program() + ": " + (kv.key() == "app" ? std::string("APP") : "--" + kv.key()) + " given twice ('" +
+                        it->second + "' and '" + kv.value() + "'); give it once");
+  }
   return r;
 }
 
@@ -117,8 +129,19 @@ std::vector<std::filesystem::path> inputs_of(const cxxopts::ParseResult& r, cons
   return out;
 }
 
+// --device as a string, so that a bad value is an error naming the option (cxxopts' own says
+// only that an argument failed to parse).
+int device_of(const cxxopts::ParseResult& r) {
+  const std::string v = r["device"].as<std::string>();
+  int device = -1;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), device);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || device < 0)
+    throw usage_error("--device takes a CUDA device ordinal (0, 1, ...), not '" + v + "'");
+  return device;
+}
+
 context make_context(const cxxopts::ParseResult& r) {
-  return context(r["backend"].as<std::string>(), r["device"].as<int>());
+  return context(r["backend"].as<std::string>(), device_of(r));
 }
 
 int cmd_list(std::vector<std::string>& args) {
@@ -205,6 +228,12 @@ int cmd_run(std::vector<std::string>& args) {
   req.settings = a.resolve_settings(overrides_of(r));
   req.output = r.count("output") ? std::filesystem::path(r["output"].as<std::string>())
                                  : std::filesystem::path(req.input.string() + ".result");
+  for (const auto& in : req.inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(in, req.output, ec))
+      throw usage_error("soac run: the output " + req.output.string() + " is the input " + in.string() +
+                        ", which the result would overwrite; give -o another path");
+  }
   if (r.count("variant")) {
     req.variant = r["variant"].as<std::string>();
     a.check_variant(req.variant);  // NAME, or NAME,SETTINGS for apps that take settings (see soac list)
@@ -309,7 +338,7 @@ nlohmann::json read_reproduction(const std::filesystem::path& file) {
   } catch (const std::exception& e) {
     throw input_error(file.string() + ": not JSON: " + e.what());
   }
-  if (rep.value("format", "") != "soac-reproduce" || !rep.contains("runs") || !rep["runs"].is_array())
+  if (!rep.is_object() || rep.value("format", "") != "soac-reproduce" || !rep.contains("runs") || !rep["runs"].is_array())
     throw input_error(file.string() + ": not a soac reproduce result");
   if (!rep.contains("tables")) rep["tables"] = nlohmann::json::array();
   return rep;
@@ -389,7 +418,13 @@ int cmd_reproduce(std::vector<std::string>& args) {
   if (r.count("report-only")) {
     if (!std::filesystem::exists(file)) throw input_error(file.string() + ": cannot open (run soac reproduce without --report-only first)");
     auto rep = read_reproduction(file);
-    finish_reproduction(rep, tables, dir, plots);
+    try {
+      finish_reproduction(rep, tables, dir, plots);
+    } catch (const nlohmann::json::exception& e) {
+      // The file is the user's (hand-edited, or another version's): a field of the wrong type is
+      // bad input, not a fault of soac's.
+      throw input_error(file.string() + ": a field is missing or has the wrong type for this soac (" + e.what() + ")");
+    }
     return exit_code::ok;
   }
 
@@ -409,22 +444,26 @@ int cmd_reproduce(std::vector<std::string>& args) {
   if (r.count("add") && std::filesystem::exists(file)) {
     // Into the reproduction already in DIR: its runs of other tables stay, this one's replace
     // theirs, and the report covers the tables of both (for GPUs lent in short sessions).
-    const auto old = read_reproduction(file);
-    if (old.value("mode", std::string()) != rep["mode"].get<std::string>())
-      throw usage_error("--add: " + file.string() + " holds a " + old.value("mode", std::string("?")) + " reproduction, this one is " +
-                        rep["mode"].get<std::string>());
-    std::set<std::string> fresh;
-    for (const auto& s : specs) fresh.insert(s.id);
-    for (const auto& [alias, target] : aliases) fresh.insert(alias);
-    for (const auto& run : old["runs"])
-      if (!fresh.count(run.value("id", ""))) rep["runs"].push_back(run);
-    // Named, not iterated as a temporary: items() refers to the json it is called on.
-    const auto old_aliases = old.value("aliases", nlohmann::json::object());
-    for (const auto& [alias, target] : old_aliases.items())
-      if (!fresh.count(alias)) rep["aliases"][alias] = target;
-    for (const auto& t : old["tables"]) names.push_back(t.value("id", ""));
-    tables = rp::select_tables(names);
-    rep["command"] = old.value("command", std::string()) + "; " + command;
+    try {
+      const auto old = read_reproduction(file);
+      if (old.value("mode", std::string()) != rep["mode"].get<std::string>())
+        throw usage_error("--add: " + file.string() + " holds a " + old.value("mode", std::string("?")) + " reproduction, this one is " +
+                          rep["mode"].get<std::string>());
+      std::set<std::string> fresh;
+      for (const auto& s : specs) fresh.insert(s.id);
+      for (const auto& [alias, target] : aliases) fresh.insert(alias);
+      for (const auto& run : old["runs"])
+        if (!fresh.count(run.value("id", ""))) rep["runs"].push_back(run);
+      // Named, not iterated as a temporary: items() refers to the json it is called on.
+      const auto old_aliases = old.value("aliases", nlohmann::json::object());
+      for (const auto& [alias, target] : old_aliases.items())
+        if (!fresh.count(alias)) rep["aliases"][alias] = target;
+      for (const auto& t : old["tables"]) names.push_back(t.value("id", ""));
+      tables = rp::select_tables(names);
+      rep["command"] = old.value("command", std::string()) + "; " + command;
+    } catch (const nlohmann::json::exception& e) {
+      throw input_error(file.string() + ": a field is missing or has the wrong type for this soac (" + e.what() + ")");
+    }
   }
   double estimate = 0;
   for (const auto& s : specs)
@@ -435,7 +474,7 @@ int cmd_reproduce(std::vector<std::string>& args) {
   ro.exe = std::filesystem::read_symlink("/proc/self/exe");
   ro.dir = dir;
   ro.backend = ctx.is_cuda() ? "cuda" : "host";
-  ro.device = r["device"].as<int>();
+  ro.device = device_of(r);
   ro.runs = runs;
   ro.progress = r.count("no-progress") == 0;
   rp::run_all(specs, m, ro, [&](const nlohmann::json& run) {

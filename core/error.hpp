@@ -25,7 +25,7 @@ class input_error : public error {
   using error::error;
 };
 
-// Not enough memory (device or host) for what was asked.
+// Not enough memory (device or host) or disk space for what was asked.
 class resource_error : public error {
  public:
   using error::error;

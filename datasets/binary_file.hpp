@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,12 +60,38 @@ class binary_reader {
   std::uint64_t size_ = 0, offset_ = 0;
 };
 
+// input_error when `path` exists and is not a regular file (a folder, a device such as /dev/full,
+// a pipe, a symbolic link): a rename over it would replace it.
+void require_replaceable(const std::filesystem::path& path);
+
 // Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a
-// failure (disk full) never leaves a half-written file under the final name.
+// failure (disk full) never leaves a half-written file under the final name. input_error (with
+// the system's reason) when it cannot, and for a `path` require_replaceable refuses.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 inline void write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> bytes) {
   write_file_atomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
+
+// The files of a multi-file format (Parboil tpacf's point files, a folder of frames) written into
+// one folder: unless commit() is reached, the destructor removes those already written (and the
+// folder, if this created it and it is left empty), so a failed gen never leaves a partial dataset
+// that a later run would take for a whole one.
+class file_set_writer {
+ public:
+  explicit file_set_writer(std::filesystem::path folder);  // creates it; input_error when impossible
+  ~file_set_writer();
+  file_set_writer(const file_set_writer&) = delete;
+  file_set_writer& operator=(const file_set_writer&) = delete;
+  // The path of file `name` in the folder, removed on failure from now on. Thread-safe.
+  std::filesystem::path add(const std::string& name);
+  void commit() { committed_ = true; }
+
+ private:
+  std::filesystem::path folder_;
+  std::vector<std::filesystem::path> files_;
+  std::mutex mutex_;
+  bool created_folder_ = false, committed_ = false;
+};
 
 // Appends a value's little-endian bytes (for building headers of the originals' formats).
 template <class T>

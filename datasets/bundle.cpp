@@ -184,8 +184,8 @@ bundle bundle::open(const fs::path& dir, std::string_view expected_kind, std::st
   }
   const fs::path manifest_path = dir / manifest_name;
   if (!fs::exists(manifest_path, ec))
-    throw input_error(dir.string() +
-                      " is not a soac bundle (no manifest.json); create one with `soac gen`");
+    throw input_error(dir.string() + " is not a soac bundle (no manifest.json); " +
+                      (expected_kind == "result" ? "`soac run` writes results" : "create one with `soac gen`"));
 
   const json m = read_manifest(manifest_path);
   const auto bad = [&](const std::string& why) { fail(manifest_path, why); };
@@ -208,6 +208,7 @@ bundle bundle::open(const fs::path& dir, std::string_view expected_kind, std::st
   bundle b;
   b.dir_ = dir;
   b.kind_ = string_field("kind");
+  if (b.kind_ != "dataset" && b.kind_ != "result") bad("\"kind\" must be \"dataset\" or \"result\", not \"" + b.kind_ + "\"");
   b.app_ = string_field("app");
   b.params_ = m.value("params", json::object());
   b.info_ = m.value("info", json::object());

@@ -43,6 +43,8 @@ text_reader::text_reader(fs::path path) : path_(std::move(path)) {
   const auto st = fs::status(path_, ec);
   if (!fs::exists(st)) throw input_error(path_.string() + ": no such file");
   if (fs::is_directory(st)) throw input_error(path_.string() + ": is a directory, not a text file");
+  // A device or pipe would be read without end (/dev/zero) or wait for a writer forever.
+  if (!fs::is_regular_file(st)) throw input_error(path_.string() + ": not a regular file");
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw input_error(path_.string() + ": cannot open for reading");
   std::ostringstream all;

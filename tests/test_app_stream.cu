@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "datasets/bundle.hpp"
 #include "tests/app_fixture.hpp"
+#include "validate/blackscholes.hpp"
 
 namespace soac {
 namespace {
@@ -168,6 +169,42 @@ TEST_P(streamed_apps, BenchTimesEveryStageAloneAndTheHostStagesTogether) {
   EXPECT_NE(printed.str().find("wall clock of whole runs (the first read to the last byte written), 1 timed run after 1 warm-up"),
             std::string::npos)
       << printed.str();
+}
+
+// A result of another dataset (another length) is named as such, not compared element by element
+// or taken for a truncated file.
+TEST_P(streamed_apps, ResultOfAnotherDatasetIsAnInputError) {
+  const auto small = gen("blackscholes", "tiny", "bs100", {{"options", "100"}});
+  const auto big = gen("blackscholes", "tiny", "bs300", {{"options", "300"}});
+  run("blackscholes", {small});
+  run("blackscholes", {big});
+  for (const auto& [data, result] : {std::pair{small, big}, std::pair{big, small}})
+    EXPECT_NE(error_of<input_error>([&] { validate("blackscholes", {data}, result.string() + ".result"); }).find("(a result of another dataset?)"),
+              std::string::npos);
+  const auto c1 = gen("conv1d", "tiny", "c1", {{"elements", "100"}});
+  const auto c2 = gen("conv1d", "tiny", "c2", {{"elements", "120"}});
+  run("conv1d", {c2});
+  EXPECT_NE(error_of<input_error>([&] { validate("conv1d", {c1}, c2.string() + ".result"); }).find("holds 120 elements, but the dataset has 100"),
+            std::string::npos);
+}
+
+// Inputs outside the formula's domain give the same NaN in the app and the reference: a match.
+TEST(StreamedValidators, SameNonFiniteValuesMatch) {
+  EXPECT_TRUE(validate::same_non_finite(NAN, NAN));
+  EXPECT_TRUE(validate::same_non_finite(INFINITY, INFINITY));
+  EXPECT_FALSE(validate::same_non_finite(INFINITY, -INFINITY));
+  EXPECT_FALSE(validate::same_non_finite(NAN, 1.0));
+  EXPECT_FALSE(validate::same_non_finite(1.0, 1.0));  // finite values go through the tolerance
+  validate::report rep;
+  double worst = 0;
+  const float S[] = {NAN, 100}, X[] = {100, 100}, T[] = {1, 1}, r[] = {0.02f, 0.02f}, v[] = {0.3f, 0.3f};
+  const auto ref = validate::blackscholes_reference(100, 100, 1, 0.02f, 0.3f);
+  const float call[] = {NAN, float(ref.call)}, put[] = {NAN, float(ref.put)};
+  validate::check_prices(rep, worst, 0, S, X, T, r, v, call, put);
+  EXPECT_TRUE(rep.ok()) << rep.describe("options");
+  const float wrong_call[] = {NAN, float(ref.call) + 1};
+  validate::check_prices(rep, worst, 0, S, X, T, r, v, wrong_call, put);
+  EXPECT_EQ(rep.mismatches, 1);
 }
 
 TEST_P(streamed_apps, BlackscholesFhpc17Form) {

@@ -291,6 +291,23 @@ TEST_F(Cli, PowersBeyondInt64AreUsageErrors) {
     EXPECT_EQ(soac_cli("gen backprop --preset tiny --set layer_size=" + std::string(value) + " -o " + path("g")).code, exit_code::usage);
 }
 
+// An output over the input would destroy the dataset (a folder of images, a bundle), and an
+// option given twice with two values leaves which one counts to a guess.
+TEST_F(Cli, OutputOverTheInputAndOptionsGivenTwice) {
+  gen("data");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data") + " -o " + path("data")), exit_code::usage,
+                 "is the input");
+  EXPECT_TRUE(fs::exists(path("data") + "/dest.npy"));
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host -i " + path("data") + " -o " + path("a") + " -o " + path("b")),
+                 exit_code::usage, "--output given twice");
+  EXPECT_OUTCOME(soac_cli("run bfs --app scatter --backend host -i " + path("data")), exit_code::usage, "APP given twice");
+  EXPECT_OUTCOME(soac_cli("run scatter --backend host --device abc -i " + path("data")), exit_code::usage,
+                 "--device takes a CUDA device ordinal");
+  EXPECT_EQ(soac_cli("run scatter --backend host -i " + path("data") + " -o " + path("a") + " -o " + path("a")).code, 0);
+  fs::create_directories(path("empty"));
+  EXPECT_OUTCOME(soac_cli("validate scatter -i " + path("data") + " -r " + path("empty")), exit_code::input, "`soac run` writes results");
+}
+
 TEST_F(Cli, CudaBackendWithoutAGpu) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   gen("data");

@@ -198,6 +198,24 @@ TEST_F(ReproduceHostRun, WithoutPythonTheReportSaysSoAndKeepsTheTables) {
   }
 }
 
+// A reproduce.json edited by hand (or from another version) is bad input: exit 3 naming the file,
+// never an internal error.
+TEST_F(ReproduceHostRun, ReportOnlyOnAMalformedReproductionIsAnInputError) {
+  ASSERT_EQ(run_->code, 0) << run_->output;
+  const json good = reproduction();
+  const fs::path copy = dir_ / "malformed";
+  fs::create_directories(copy);
+  json wrong_environment = good, wrong_run_id = good;
+  wrong_environment["environment"] = nullptr;
+  wrong_run_id["runs"][0]["id"] = nullptr;
+  for (const json& bad : {json::array(), wrong_environment, wrong_run_id}) {
+    std::ofstream(copy / "reproduce.json") << bad.dump();
+    const auto run = soac_cli("reproduce all --report-only --no-plots -o " + copy.string());
+    EXPECT_EQ(run.code, 3) << bad.dump().substr(0, 200) << "\n" << run.output;
+    EXPECT_TRUE(contains(run.output, "reproduce.json")) << run.output;
+  }
+}
+
 // The claim checker on the real run, with one median changed so the claim must flip.
 void set_median(std::map<std::string, json>& runs, const std::string& run, const std::string& case_prefix, const std::string& variant,
                 double ms) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -245,6 +246,63 @@ TEST_F(Formats, PnmHeaderNumbersAreBounded) {
             std::string::npos);
   EXPECT_NE(message_of([&] { read_grey_image(write("deep.pgm", "P5 2 2 99999999999999999999 abcd")); }).find("maximum value"),
             std::string::npos);
+}
+
+// A device or pipe never ends or waits for a writer: the readers refuse anything but a file.
+TEST_F(Formats, ReadersRefuseWhatIsNotARegularFile) {
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  EXPECT_NE(message_of([&] { text_reader in(dir_ / "pipe"); }).find("not a regular file"), std::string::npos);
+  EXPECT_NE(message_of([&] { text_reader in("/dev/zero"); }).find("not a regular file"), std::string::npos);
+  EXPECT_NE(message_of([&] { binary_reader in(dir_ / "pipe"); }).find("not a regular file"), std::string::npos);
+}
+
+// A rename over a device, pipe, folder or link would replace it (as root, /dev/full itself).
+TEST_F(Formats, WritersReplaceOnlyRegularFiles) {
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  fs::create_directories(dir_ / "folder");
+  fs::create_symlink(dir_ / "elsewhere", dir_ / "link");
+  for (const char* name : {"pipe", "folder", "link"})
+    EXPECT_NE(message_of([&] { write_file_atomically(dir_ / name, "x"); }).find("exists and is not a regular file"), std::string::npos)
+        << name;
+  EXPECT_TRUE(fs::is_fifo(dir_ / "pipe"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link"));
+  write_file_atomically(dir_ / "plain", "old");
+  write_file_atomically(dir_ / "plain", "new");
+  std::ifstream in(dir_ / "plain");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "new");
+  EXPECT_NE(message_of([&] { write_file_atomically(dir_ / "no" / "such" / "folder", "x"); }).find("No such file or directory"),
+            std::string::npos);
+}
+
+// A multi-file format whose writing fails part way leaves none of its files (nor the folder it
+// made), so nothing partial passes for a dataset; committed, all stay.
+TEST_F(Formats, FileSetsLeaveNothingPartialBehind) {
+  const fs::path folder = dir_ / "set";
+  try {
+    file_set_writer files(folder);
+    write_file_atomically(files.add("a.txt"), "1");
+    write_file_atomically(files.add("b.txt"), "2");
+    files.add("c.txt");
+    throw input_error("the disk filled");
+  } catch (const input_error&) {
+  }
+  EXPECT_FALSE(fs::exists(folder));
+  fs::create_directories(folder);
+  write_file_atomically(folder / "mine.txt", "the user's");
+  try {
+    file_set_writer files(folder);
+    write_file_atomically(files.add("a.txt"), "1");
+    throw input_error("the disk filled");
+  } catch (const input_error&) {
+  }
+  EXPECT_FALSE(fs::exists(folder / "a.txt"));
+  EXPECT_TRUE(fs::exists(folder / "mine.txt"));  // a folder that was there keeps what it held
+  {
+    file_set_writer files(folder);
+    write_file_atomically(files.add("a.txt"), "1");
+    files.commit();
+  }
+  EXPECT_TRUE(fs::exists(folder / "a.txt"));
 }
 
 }  // namespace

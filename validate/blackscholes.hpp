@@ -46,7 +46,10 @@ inline void check_prices(report& rep, double& worst, std::int64_t first, std::sp
   for (std::size_t i = 0; i < S.size(); ++i) {
     const option_price ref = blackscholes_reference(S[i], X[i], T[i], r[i], v[i]);
     const double scale = double(S[i]) + double(X[i]);
-    const double e = std::max(std::fabs(call[i] - ref.call), std::fabs(put[i] - ref.put)) / scale;
+    const auto error_of = [&](float got, double expected) {
+      return same_non_finite(got, expected) ? 0.0 : std::fabs(got - expected) / scale;
+    };
+    const double e = std::max(error_of(call[i], ref.call), error_of(put[i], ref.put));
     if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
     rep.checked += 1;
     if (e <= price_tolerance) continue;

@@ -1,6 +1,7 @@
 // The outcome of comparing a result with a sequential reference.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -30,5 +31,13 @@ struct report {
   }
   static constexpr std::size_t max_examples = 10;
 };
+
+// A non-finite value that matches the reference's: both NaN, or the same infinity. Inputs out of a
+// formula's domain (a NaN price, a negative time) give the same non-finite values in the app and
+// in the reference; a tolerance test (|got - expected| <= tol) would call that a mismatch.
+inline bool same_non_finite(double got, double expected) {
+  if (std::isnan(got) || std::isnan(expected)) return std::isnan(got) && std::isnan(expected);
+  return std::isinf(got) && got == expected;
+}
 
 }  // namespace soac::validate

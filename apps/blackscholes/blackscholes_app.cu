@@ -23,6 +23,7 @@
 #include "core/scatter.cuh"
 #include "core/segreduce.cuh"
 #include "core/stream.hpp"
+#include "datasets/binary_file.hpp"
 #include "datasets/bundle.hpp"
 #include "datasets/random.hpp"
 #include "validate/blackscholes.hpp"
@@ -195,21 +196,20 @@ class blackscholes_app final : public app {
     const auto bytes = std::uint64_t(s.options) * sizeof(float);
     const std::int64_t shape[] = {s.options};
     std::optional<datasets::bundle_writer> out;
-    if (r.format == "raw") {
-      std::error_code ec;
-      fs::create_directories(r.output, ec);
-      if (ec) throw input_error(r.output.string() + ": cannot create the folder: " + ec.message());
-    } else {
+    std::optional<datasets::file_set_writer> raw;
+    if (r.format == "raw")
+      raw.emplace(r.output);
+    else
       out.emplace(r.output, "dataset", name());
-    }
     for (std::size_t k = 0; k < 5; ++k) {
       const auto& a = inputs_of_zone[k];
-      const fs::path file = out ? out->array_path(a.name) : r.output / (std::string(a.name) + ".f32");
+      const fs::path file = out ? out->array_path(a.name) : raw->add(std::string(a.name) + ".f32");
       streaming::write_generated(file, bytes, [&](std::uint64_t at, std::span<std::uint8_t> b) { fill_array(a, k, r.seed, at, b); },
                                  out ? datasets::npy_header_bytes(dtype::f32, shape) : std::string());
       if (out) out->add_written(a.name, dtype::f32, shape);
     }
     if (out) finish_dataset(*out, r);
+    if (raw) raw->commit();
   }
 
   std::string run(context& ctx, const run_request& r) const override {
@@ -270,9 +270,7 @@ class blackscholes_app final : public app {
     const auto z = open_zone(r.inputs, r.format);
     std::vector<stream_source> out;
     const std::int64_t n = streaming::element_count(z.in.front());
-    for (const char* o : outputs_of_zone)
-      out.push_back(res.has(o) ? streaming::bundle_source(res, o, dtype::f32)
-                               : stream_source::from_file(res.file_path(std::string(o) + ".f32"), 4, 0, n));
+    for (const char* o : outputs_of_zone) out.push_back(streaming::result_source(res, o, dtype::f32, n, "f32"));
     validate::report rep;
     double worst = 0;
     constexpr std::int64_t block = std::int64_t{1} << 22;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "apps/app.hpp"
@@ -51,13 +52,19 @@ filter parse_filter(const std::string& text, std::int64_t radius) {
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
     if (f.taps == max_taps) throw usage_error("conv1d: at most " + std::to_string(max_taps) + " filter weights");
+    double w = 0;
     try {
       std::size_t used = 0;
-      f.w[std::size_t(f.taps)] = std::stof(item, &used);
+      w = std::stod(item, &used);
       if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
+    } catch (const std::invalid_argument&) {
       throw usage_error("conv1d: filter weight '" + item + "' is not a number");
+    } catch (const std::out_of_range&) {
+      w = INFINITY;
     }
+    if (!std::isfinite(w) || std::fabs(w) > std::numeric_limits<float>::max())
+      throw usage_error("conv1d: filter weight '" + item + "' is not a finite float (|w| <= 3.4e38)");
+    f.w[std::size_t(f.taps)] = float(w);
     ++f.taps;
   }
   if (f.taps % 2 == 0) throw usage_error("conv1d: the filter needs an odd number of weights (got " + std::to_string(f.taps) + ")");
@@ -202,8 +209,7 @@ class conv1d_app final : public app {
     const auto x = open_signal(r.inputs, r.format);
     const filter f = params_of_file(res.dir() / "manifest.json", [&] { return filter_of(res.params()); });
     const std::int64_t n = streaming::element_count(x);
-    const stream_source out = res.has("conv") ? streaming::bundle_source(res, "conv", dtype::f32)
-                                              : stream_source::from_file(res.file_path("conv.f32"), 4, 0, n);
+    const stream_source out = streaming::result_source(res, "conv", dtype::f32, n, "f32");
     validate::report rep;
     constexpr std::int64_t block = std::int64_t{1} << 22;
     for (std::int64_t first = 0; first < n; first += block) check_block(rep, f, x, out, n, first, std::min(block, n - first));

@@ -300,9 +300,7 @@ class histeq_app final : public app {
       return;
     }
     if (r.format == "images") {
-      std::error_code ec;
-      fs::create_directories(r.output, ec);
-      if (ec) throw input_error(r.output.string() + ": cannot create the folder: " + ec.message());
+      datasets::file_set_writer files(r.output);
       std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
       for (std::int64_t f = 0; f < s.frames; ++f) {
@@ -311,13 +309,14 @@ class histeq_app final : public app {
           fill(std::uint64_t(f * s.pixels()), frame);
           char name[32];
           std::snprintf(name, sizeof name, "frame_%06lld.png", static_cast<long long>(f));
-          datasets::write_file_atomically(r.output / name, datasets::encode_png(int(s.width), int(s.height), frame));
+          datasets::write_file_atomically(files.add(name), datasets::encode_png(int(s.width), int(s.height), frame));
         } catch (...) {
 #pragma omp critical
           if (!error) error = std::current_exception();
         }
       }
       if (error) std::rethrow_exception(error);
+      files.commit();
       return;
     }
     datasets::bundle_writer out(r.output, "dataset", name());
@@ -366,9 +365,7 @@ class histeq_app final : public app {
     video_input v;
     // A raw video's frame size is the run's, as its result recorded it.
     params_of_file(res.dir() / "manifest.json", [&] { open_video(r.inputs, r.format, res.params(), v); });
-    const stream_source out = res.has("equalized") ? streaming::bundle_source(res, "equalized", datasets::dtype::u8)
-                                                   : stream_source::from_file(res.file_path("equalized.raw"), 1, 0,
-                                                                              v.spec.pixels() * v.spec.frames);
+    const stream_source out = streaming::result_source(res, "equalized", datasets::dtype::u8, v.spec.pixels() * v.spec.frames, "raw");
     const auto rep = compare_frames(v.source, out, v.spec);
     return {rep.ok(), rep.describe("pixels")};
   }

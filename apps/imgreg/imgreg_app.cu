@@ -858,16 +858,15 @@ class imgreg_app final : public app {
     const pair_spec s = spec_of(r.params);
     const image_pair pair = generate_pair(s.width, s.height, s.truth, s.noise, r.seed);
     if (r.format == "image") {
-      std::error_code ec;
-      std::filesystem::create_directories(r.output, ec);
-      if (ec) throw input_error(r.output.string() + ": cannot create the folder (" + ec.message() + ")");
-      datasets::write_png(r.output / "fixed.png", pair.fixed);
-      datasets::write_png(r.output / "moving.png", pair.moving);
+      datasets::file_set_writer files(r.output);
+      datasets::write_png(files.add("fixed.png"), pair.fixed);
+      datasets::write_png(files.add("moving.png"), pair.moving);
       nlohmann::json truth = transform_json(s.truth);
       truth["levels"] = s.levels;
       truth["seed"] = r.seed;
       truth["preset"] = r.preset;
-      datasets::write_file_atomically(r.output / "truth.json", truth.dump(2) + "\n");
+      datasets::write_file_atomically(files.add("truth.json"), truth.dump(2) + "\n");
+      files.commit();
       return;
     }
     datasets::bundle_writer out(r.output, "dataset", name());

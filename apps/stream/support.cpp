@@ -102,6 +102,16 @@ stream_source bundle_source(const datasets::bundle& b, const std::string& name, 
   return stream_source::from_file(b.path_of(name), datasets::dtype_size(expected), h.data_offset, h.element_count());
 }
 
+stream_source result_source(const datasets::bundle& result, const std::string& name, datasets::dtype type, std::int64_t n,
+                            const std::string& raw_extension) {
+  stream_source src = result.has(name) ? bundle_source(result, name, type) : raw_source(result.file_path(name + "." + raw_extension), type);
+  const std::int64_t held = element_count(src);
+  if (held != n)
+    throw input_error((src.file.empty() ? result.dir() : src.file).string() + ": holds " + std::to_string(held) + " elements, but the dataset has " +
+                      std::to_string(n) + " (a result of another dataset?)");
+  return src;
+}
+
 stream_source raw_source(const fs::path& file, datasets::dtype type) {
   return stream_source::from_file(file, datasets::dtype_size(type));
 }

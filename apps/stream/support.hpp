@@ -49,6 +49,12 @@ void write_generated(const std::filesystem::path& path, std::uint64_t bytes,
 
 // An array of a bundle as a stream source (its .npy data, after the header), checking its dtype.
 stream_source bundle_source(const datasets::bundle& b, const std::string& name, datasets::dtype expected);
+// Array `name` of a streamed app's result, n elements of `type`: from the bundle's .npy, or from
+// the raw file `name.<raw_extension>` that a run on raw files writes beside the manifest.
+// input_error naming both counts when the result holds another number of elements than the
+// dataset (a result of another dataset).
+stream_source result_source(const datasets::bundle& result, const std::string& name, datasets::dtype type, std::int64_t n,
+                            const std::string& raw_extension);
 // A raw file of little-endian `type` elements as a stream source.
 stream_source raw_source(const std::filesystem::path& file, datasets::dtype type);
 

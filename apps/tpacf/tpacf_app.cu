@@ -50,6 +50,7 @@
 #include "core/hist.cuh"
 #include "core/launch.cuh"
 #include "core/segreduce.cuh"
+#include "datasets/binary_file.hpp"
 #include "datasets/bundle.hpp"
 #include "datasets/parboil_tpacf.hpp"
 #include "datasets/random.hpp"
@@ -474,14 +475,15 @@ class tpacf_app final : public app {
     check_format(r.format);
     const sky s = generate_sky(r.params, r.seed);
     if (!r.format.empty()) {
-      std::filesystem::create_directories(r.output);
-      datasets::write_parboil_points(r.output / "Datapnts.1", s.data.ra, s.data.dec);
-      const auto random_file = [&](std::size_t k) { return r.output / ("Randompnts." + std::to_string(k)); };
+      datasets::file_set_writer files(r.output);
+      datasets::write_parboil_points(files.add("Datapnts.1"), s.data.ra, s.data.dec);
+      const auto random_name = [&](std::size_t k) { return "Randompnts." + std::to_string(k); };
       for (std::size_t k = 1; k <= s.randoms.size(); ++k)
-        datasets::write_parboil_points(random_file(k), s.randoms[k - 1].ra, s.randoms[k - 1].dec);
+        datasets::write_parboil_points(files.add(random_name(k)), s.randoms[k - 1].ra, s.randoms[k - 1].dec);
       // Random files beyond R from an earlier gen into the folder would join the dataset.
-      for (std::size_t k = s.randoms.size() + 1; std::filesystem::remove(random_file(k)); ++k) {
+      for (std::size_t k = s.randoms.size() + 1; std::filesystem::remove(r.output / random_name(k)); ++k) {
       }
+      files.commit();
       return;
     }
     datasets::bundle_writer out(r.output, "dataset", name());

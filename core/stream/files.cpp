@@ -48,7 +48,9 @@ std::string errno_text(int err) { return std::strerror(err); }
 }  // namespace
 
 stream_input_file::stream_input_file(fs::path path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a pipe with no writer would wait for one; fstat below refuses it. Reads
+  // of a regular file never block, so the flag changes nothing else.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) {
     const int err = errno;
     throw input_error(path_.string() + ": " + (err == ENOENT ? std::string("no such file") : "cannot open: " + errno_text(err)));
@@ -83,6 +85,11 @@ void stream_input_file::read_at(void* dst, std::uint64_t bytes, std::uint64_t of
 
 stream_output_file::stream_output_file(fs::path path)
     : path_(std::move(path)), temp_(path_.string() + ".tmp-" + std::to_string(::getpid())) {
+  // The rename at commit would replace whatever is there: only ever a regular file.
+  std::error_code ec;
+  const auto st = fs::symlink_status(path_, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw input_error(path_.string() + ": exists and is not a regular file (a folder, link, device or pipe); give another output path");
   fd_ = ::open(temp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  // a shared mapping needs read access
   if (fd_ < 0) throw input_error(path_.string() + ": cannot create " + temp_.filename().string() + ": " + errno_text(errno));
 }
@@ -113,11 +120,12 @@ void stream_output_file::unmap() noexcept {
 }
 
 void stream_output_file::write_failed(int err, std::uint64_t at, const char* how) const {
-  const std::string where = path_.string() + ": write failed at byte " + std::to_string(at) + ": " + errno_text(err);
-  // A mapped page that cannot be had (EFAULT: the fault would raise SIGBUS) means a full disk.
-  if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == ENOMEM || err == EFAULT)
-    throw resource_error(where + (err == EFAULT ? std::string(" (") + how + ": no space left on the device?)" : std::string()));
-  throw input_error(where);
+  const std::string where = path_.string() + ": write failed at byte " + std::to_string(at) + ": ";
+  // A page of the mapped file that cannot be had (EFAULT: the fault would raise SIGBUS) is a full
+  // file system; errno's "Bad address" would point at soac.
+  if (err == EFAULT) throw resource_error(where + "no space left on the device (" + how + " could not get a page of the mapped file)");
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == ENOMEM) throw resource_error(where + errno_text(err));
+  throw input_error(where + errno_text(err));
 }
 
 void stream_output_file::write_at(const void* src, std::uint64_t bytes, std::uint64_t offset) const {
