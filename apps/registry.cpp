@@ -112,20 +112,26 @@ nlohmann::json parse_number(std::string_view key, std::string_view text) {
     return usage_error("parameter " + std::string(key) + ": '" + std::string(text) +
                        "' is not a number (examples: 1000, 1e7, 2^20, 0.25)");
   };
+  auto too_large = [&] {
+    return usage_error("parameter " + std::string(key) + ": '" + std::string(text) + "' is beyond the largest value taken (about 9.2e18)");
+  };
   if (auto caret = text.find('^'); caret != std::string_view::npos) {
     long long base = 0, exp = 0;
     auto b = std::from_chars(text.data(), text.data() + caret, base);
     auto e = std::from_chars(text.data() + caret + 1, text.data() + text.size(), exp);
     if (b.ec != std::errc{} || b.ptr != text.data() + caret || e.ec != std::errc{} ||
-        e.ptr != text.data() + text.size() || exp < 0 || exp > 62)
+        e.ptr != text.data() + text.size() || exp < 0)
       throw bad();
+    if (exp > 62 && base != 0 && base != 1 && base != -1) throw too_large();
     long double v = std::pow(static_cast<long double>(base), static_cast<long double>(exp));
-    if (std::fabs(v) > 9.2e18L) throw bad();  // a negative base too: the cast beyond int64 is undefined
+    if (std::fabs(v) > 9.2e18L) throw too_large();  // a negative base too: the cast beyond int64 is undefined
     return static_cast<std::int64_t>(v);
   }
   double v = 0;
   auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec != std::errc{} || r.ptr != text.data() + text.size() || !std::isfinite(v)) throw bad();
+  if (r.ptr != text.data() + text.size()) throw bad();
+  if (r.ec == std::errc::result_out_of_range) throw too_large();  // 1e400 (or a denormal's underflow)
+  if (r.ec != std::errc{} || !std::isfinite(v)) throw bad();
   if (v == std::floor(v) && std::fabs(v) < 9.2e18) return static_cast<std::int64_t>(v);
   return v;
 }
@@ -138,6 +144,13 @@ void finish_dataset(datasets::bundle_writer& out, const gen_request& request) {
 }
 
 std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  const auto range = [&] { return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]"; };
+  if (params.contains(key) && params[key].is_number_float()) {
+    const double v = params[key].get<double>();
+    if (v == std::floor(v))  // a whole number beyond int64 (9223372036854775807 parses as 9.2e18)
+      throw usage_error("parameter " + key + " = " + params[key].dump() + " is outside " + range());
+    throw usage_error("parameter " + key + " must be a whole number in " + range() + ", not " + params[key].dump());
+  }
   if (!params.contains(key) || !params[key].is_number_integer())
     throw usage_error("parameter " + key + " must be an integer");
   const auto v = params[key].get<std::int64_t>();

@@ -3,6 +3,7 @@
 #include "bench/hold.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -312,7 +313,7 @@ nlohmann::json suite::to_json() const {
 
 void suite::write_json(const std::filesystem::path& file) const {
   std::ofstream out(file);
-  if (!out) throw input_error(file.string() + ": cannot open for writing");
+  if (!out) throw input_error(file.string() + ": cannot open for writing: " + std::strerror(errno));
   out << to_json().dump(2) << "\n";
   if (!out.flush()) throw input_error(file.string() + ": write failed");
 }

@@ -1,9 +1,11 @@
 // soac: one executable, subcommands over the app registry. Every failure ends here as one line
 // on stderr and an exit code that names its class (core/error.hpp).
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -12,6 +14,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 // Repeatable options take one value per use: a value may hold commas (--set variants=shared,M=1).
 #define CXXOPTS_VECTOR_DELIMITER '\0'
@@ -142,6 +146,17 @@ int device_of(const cxxopts::ParseResult& r) {
 
 context make_context(const cxxopts::ParseResult& r) {
   return context(r["backend"].as<std::string>(), device_of(r));
+}
+
+// A file the command will write at its end: a usage error now, not after minutes of work.
+void require_writable_file(const std::filesystem::path& file, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) throw usage_error(option + " " + file.string() + ": is a folder; name a file");
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, ec)) throw usage_error(option + " " + file.string() + ": no folder " + folder.string());
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw usage_error(option + " " + file.string() + ": cannot write in " + folder.string() + ": " + std::strerror(errno));
 }
 
 int cmd_list(std::vector<std::string>& args) {
@@ -282,6 +297,7 @@ int cmd_bench(std::vector<std::string>& args) {
       ("launch-latency", "time each run from when the host starts launching it (default: the GPU's work only, queued behind a held stream)")
       ("no-progress", "no progress lines on stderr");
   const auto r = parse(o, args);
+  if (r.count("json")) require_writable_file(r["json"].as<std::string>(), "--json");  // before the benches, not after
   const auto& a = apps::find_app(required<std::string>(r, o, "app"));
   apps::bench_request req;
   if (r.count("preset")) req.presets = r["preset"].as<std::vector<std::string>>();

@@ -38,6 +38,8 @@ parboil_histo_input read_parboil_histo(const std::filesystem::path& path) {
   in.image_height = r.read<std::uint32_t>("the image height");
   in.histo_width = r.read<std::uint32_t>("the histogram width");
   in.histo_height = r.read<std::uint32_t>("the histogram height");
+  if (in.image_width == 0 || in.image_height == 0)
+    r.fail("the header gives a " + std::to_string(in.image_width) + " x " + std::to_string(in.image_height) + " image: no pixels");
   in.bins = r.read_array<std::uint32_t>(std::uint64_t(in.image_width) * in.image_height,
                                         "the image of " + std::to_string(in.image_width) + " x " +
                                             std::to_string(in.image_height) + " bin indices");

@@ -23,7 +23,7 @@ float read_coordinate(text_reader& in, const char* what) {
 fs::path random_file(const fs::path& dir, std::int64_t k) { return dir / ("Randompnts." + std::to_string(k)); }
 }  // namespace
 
-sky_points read_parboil_points(const fs::path& path, std::int64_t count) {
+sky_points read_parboil_points(const fs::path& path, std::int64_t count, std::string_view whose_count) {
   if (count < 0) throw usage_error("read_parboil_points: a negative point count");
   text_reader in(path);
   sky_points p;
@@ -31,6 +31,7 @@ sky_points read_parboil_points(const fs::path& path, std::int64_t count) {
     const float ra = read_coordinate(in, "ra (degrees)");
     if (!in.next_on_line()) in.fail("expected dec (degrees) after ra on the same line");
     const float dec = read_coordinate(in, "dec (degrees)");
+    if (dec < -90.f || dec > 90.f) in.fail_at_token("dec (degrees) must be in [-90, 90]");
     in.end_line("a point (ra dec)");
     p.ra.push_back(ra);
     p.dec.push_back(dec);
@@ -38,7 +39,7 @@ sky_points read_parboil_points(const fs::path& path, std::int64_t count) {
   if (p.size() == 0) throw input_error(path.string() + ": holds no points");
   if (count > 0 && std::int64_t(p.size()) < count)
     throw input_error(path.string() + ": holds " + std::to_string(p.size()) + " points, fewer than the " +
-                      std::to_string(count) + " requested");
+                      std::to_string(count) + " " + std::string(whose_count));
   return p;
 }
 
@@ -76,8 +77,15 @@ parboil_tpacf_files parboil_tpacf_folder(const fs::path& dir, std::int64_t rando
   if (!fs::exists(files.data, ec)) throw input_error(files.data.string() + ": no such file (the data points)");
   // Found files are counted up to the most random sets tpacf takes; never an endless scan.
   constexpr std::int64_t most_randoms = 10'000;
-  if (randoms == 0)
+  if (randoms == 0) {
     while (randoms <= most_randoms && fs::exists(random_file(dir, randoms + 1), ec)) ++randoms;
+    // A gap (Randompnts.2 missing, .3 there) would silently drop every set after it.
+    for (std::int64_t k = randoms + 2; k <= randoms + 16 && randoms <= most_randoms; ++k)
+      if (fs::exists(random_file(dir, k), ec))
+        throw input_error(random_file(dir, randoms + 1).string() + ": no such file, but " + random_file(dir, k).filename().string() +
+                          " is there: the random files are numbered 1, 2, ... without gaps (or give --set randoms=" +
+                          std::to_string(randoms) + ")");
+  }
   if (randoms > most_randoms)
     throw input_error(dir.string() + ": more than " + std::to_string(most_randoms) + " random files Randompnts.N (tpacf takes at most that many)");
   if (randoms == 0) throw input_error(random_file(dir, 1).string() + ": no such file (no random points)");

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string_view>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,8 +22,10 @@ struct sky_points {
 
 // Reads `count` points (0: every line of the file) from the first lines of a point file; lines
 // beyond them are not read, as in Parboil. input_error "FILE:LINE:COLUMN: ..." for a line that is
-// not two finite numbers, and "FILE: ..." when the file holds fewer than `count` points (or none).
-sky_points read_parboil_points(const std::filesystem::path& path, std::int64_t count = 0);
+// not two finite numbers or a declination outside [-90, 90], and "FILE: ..." when the file holds
+// fewer than `count` points (or none); `whose_count` says where the count came from in that error
+// ("of the data file X").
+sky_points read_parboil_points(const std::filesystem::path& path, std::int64_t count = 0, std::string_view whose_count = "requested");
 
 // One "ra dec" line per point, each number written so that reading it as a float gives it back.
 void write_parboil_points(const std::filesystem::path& path, std::span<const float> ra, std::span<const float> dec);

@@ -91,6 +91,7 @@ TEST_P(Histo, FileRoundTripAndBadFiles) {
             std::string::npos);
   EXPECT_NE(message("trailing.bin", little_endian({1, 1, 4, 2, 0, 9})).find("unexpected bytes"), std::string::npos);
   EXPECT_NE(message("nobins.bin", little_endian({1, 1, 0, 2, 0})).find("no bins"), std::string::npos);
+  EXPECT_NE(message("nopixels.bin", little_endian({0, 2, 4, 2, 0, 1})).find("a 0 x 2 image: no pixels"), std::string::npos);
   EXPECT_NE(message("huge.bin", little_endian({1, 1, 65536, 65536, 0})).find("beyond 32-bit"), std::string::npos);
   // A header promising 4G pixels is refused before anything is allocated.
   EXPECT_NE(message("promise.bin", little_endian({65536, 65536, 4, 2, 0})).find("too few for the image"), std::string::npos);

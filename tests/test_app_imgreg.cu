@@ -174,6 +174,9 @@ TEST_P(ImgregApp, RejectsBadImages) {
   const auto size = error_of<input_error>([&] { run("imgreg", {dir / "fixed.png", path("small.png")}, "", {}, "image"); });
   EXPECT_NE(size.find("small.png: the image is 64 x 48 pixels, but"), std::string::npos) << size;
   EXPECT_NE(size.find("is 128 x 128"), std::string::npos) << size;
+  datasets::write_png(path("dot.png"), {4, 4, std::vector<std::uint8_t>(16, 7)});
+  const auto dot = error_of<input_error>([&] { run("imgreg", {path("dot.png"), path("dot.png")}, "", {}, "image"); });
+  EXPECT_NE(dot.find("dot.png: 4 x 4 pixels; imgreg takes 8 to 32768"), std::string::npos) << dot;
   // A truncated PNG (its header intact).
   std::filesystem::copy_file(dir / "moving.png", path("cut.png"));
   std::filesystem::resize_file(path("cut.png"), 100);

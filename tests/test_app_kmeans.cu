@@ -293,7 +293,12 @@ TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,distances=fast"); }).find("distances must be"),
             std::string::npos);
-  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,M=-1"); }).find("M"), std::string::npos);
+  // A hist option's bad value is named as such, not as an option kmeans does not take.
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,M=-1"); }).find("setting M takes a whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,strategy=bogus"); }).find("unknown hist strategy 'bogus'"),
+            std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,bogus=1"); }).find("not 'bogus=1'"), std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,sums=flat,partition=on"); }).find("not 'partition'"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,layout=rows,sums=batched"); }).find("needs layout=columns"),

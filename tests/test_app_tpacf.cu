@@ -221,18 +221,23 @@ TEST_P(Tpacf, MalformedFiles) {
   fails({data, write("r/three.txt", "1 2 3\n")}, {}, "three.txt:1:5: unexpected '3' after a point (ra dec)");
   fails({data, write("r/word.txt", "1 x\n")}, {}, "word.txt:1:3: expected dec (degrees) (a number), found 'x'");
   fails({data, write("r/nan.txt", "nan 2\n")}, {}, "nan.txt:1:1: ra (degrees) is not a finite number");
-  fails({data, write("r/short.txt", "1 2\n3 4\n")}, {}, "short.txt: holds 2 points, fewer than the 61 requested");
+  fails({data, write("r/short.txt", "1 2\n3 4\n")}, {}, "short.txt: holds 2 points, fewer than the 61 of the data file Datapnts.1");
+  fails({data, write("r/pole.txt", "1 95\n")}, {}, "pole.txt:1:3: dec (degrees) must be in [-90, 90]");
   fails({write("r/empty.txt", "\n\n"), data}, {}, "empty.txt: holds no points");
   fails({data, folder / "Randompnts.9"}, {}, "Randompnts.9: no such file");
   fails({folder}, {{"randoms", "5"}}, "Randompnts.4: no such file (random set 4 of 5)");
+  fs::copy_file(folder / "Randompnts.2", folder / "Randompnts.9");
+  fs::remove(folder / "Randompnts.3");
+  fails({folder}, {}, "Randompnts.3: no such file, but Randompnts.9 is there");
   fs::remove(folder / "Datapnts.1");
   fails({folder}, {}, "Datapnts.1: no such file");
   fails({write("r/single.txt", "1 2\n"), write("r/single2.txt", "1 2\n")}, {}, "1 points per set; tpacf takes 2 to 65535");
   EXPECT_NE(error_of<usage_error>([&] { run("tpacf", {data, data}, "", {{"randoms", "2"}}, "parboil"); }).find("1 random files given"),
             std::string::npos);
   const auto bundle = gen("tpacf", "tiny", "data");
-  EXPECT_NE(error_of<input_error>([&] { run("tpacf", {bundle}, "", {{"points", "100"}}); }).find("fewer than the 100 requested"),
+  EXPECT_NE(error_of<input_error>([&] { run("tpacf", {bundle}, "", {{"points", "100"}}); }).find("fewer than the 100 asked for by --set"),
             std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run("tpacf", {bundle}, "", {{"points", "1"}}); }).find("not 1"), std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run("tpacf", {bundle}, "parboil"); }).find("needs the cuda backend"), std::string::npos);
 }
 

@@ -132,6 +132,11 @@ TEST_F(Cli, UnknownAppCommandBackendVariantAndParameter) {
   EXPECT_OUTCOME(soac_cli("info --backend gpu"), exit_code::usage, "unknown backend 'gpu'");
   EXPECT_OUTCOME(soac_cli("gen scatter --set q=3 -o " + path("x")), exit_code::usage, "unknown parameter 'q'");
   EXPECT_OUTCOME(soac_cli("gen scatter --set n=lots -o " + path("x")), exit_code::usage, "not a number");
+  // Numbers too large for any parameter are named so, not "not a number" or "not an integer".
+  for (const char* huge : {"2^64", "1e400"})
+    EXPECT_OUTCOME(soac_cli("gen scatter --set n=" + std::string(huge) + " -o " + path("x")), exit_code::usage, "beyond the largest value");
+  EXPECT_OUTCOME(soac_cli("gen scatter --set n=9223372036854775807 -o " + path("x")), exit_code::usage, "is outside [");
+  EXPECT_OUTCOME(soac_cli("gen scatter --set n=1.5 -o " + path("x")), exit_code::usage, "must be a whole number");
   EXPECT_OUTCOME(soac_cli("gen scatter --set k=2000 --preset tiny -o " + path("x")), exit_code::usage, "outside");
   EXPECT_OUTCOME(soac_cli("gen scatter --preset huge -o " + path("x")), exit_code::usage, "unknown preset");
   EXPECT_OUTCOME(soac_cli("gen scatter"), exit_code::usage, "missing --output");

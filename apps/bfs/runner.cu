@@ -45,22 +45,25 @@ options parse_variant(const std::string& text) {
     const std::string item(rest.substr(0, rest.find(',')));
     rest.remove_prefix(std::min(rest.size(), item.size() + 1));
     const auto eq = item.find('=');
-    if (o.which != variant::automatic || eq == std::string::npos)
-      throw usage_error("bfs: variant setting '" + item +
-                        "' (only auto takes settings: alpha=X, beta=X, tpn=N, only=nodes|edges|bottom-up, round=N, "
-                        "blocks=N)");
+    if (o.which != variant::automatic)
+      throw usage_error("bfs: variant " + name + " takes no settings, not '" + item +
+                        "' (only auto takes them: alpha=X, beta=X, tpn=N, only=nodes|edges|bottom-up, round=N, blocks=N)");
+    if (eq == std::string::npos || eq == 0)
+      throw usage_error("bfs: variant setting '" + item + "' is not KEY=VALUE (alpha=X, beta=X, tpn=N, only=nodes|edges|bottom-up, round=N, blocks=N)");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    const auto number = [&](bool zero_allowed) {
+    // count() bounds its own numbers (more usefully, by its range).
+    const auto number = [&](bool zero_allowed, double largest = 1e18) {
       double v = 0;
       std::istringstream in(value);
-      if (!(in >> v) || !in.eof() || !(v > 0 || (zero_allowed && v == 0)) || v > 1e18)
+      if (!(in >> v) || !in.eof() || !(v > 0 || (zero_allowed && v == 0)))
         throw usage_error("bfs: variant setting " + key + " must be a " + (zero_allowed ? "non-negative" : "positive") +
                           " number, not '" + value + "'");
+      if (v > largest) throw usage_error("bfs: variant setting " + key + " = " + value + " is beyond 1e18");
       return v;
     };
     // A whole number in [1, most].
     const auto count = [&](int most) {
-      const double v = number(false);
+      const double v = number(false, INFINITY);
       if (v > most || v != std::floor(v))
         throw usage_error("bfs: variant setting " + key + " must be a whole number from 1 to " + std::to_string(most) +
                           ", not '" + value + "'");

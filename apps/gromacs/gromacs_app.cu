@@ -696,8 +696,11 @@ void check_inl1100(const inl1100_data& d, const std::filesystem::path& dir) {
   if (d.shiftvec.empty() || d.shiftvec.size() % 3 != 0)
     throw input_error(array_file(dir, "shiftvec") + ": holds " + std::to_string(d.shiftvec.size()) +
                       " values, not 3 per shift vector");
-  if (d.energy_groups < 1)
-    throw input_error(array_file(dir, "energy_groups") + ": " + std::to_string(d.energy_groups) + " energy groups (at least 1)");
+  // The energies are energy_groups wide per output: a corrupt count would allocate gigabytes.
+  constexpr std::int32_t max_energy_groups = 1 << 20;
+  if (d.energy_groups < 1 || d.energy_groups > max_energy_groups)
+    throw input_error(array_file(dir, "energy_groups") + ": " + std::to_string(d.energy_groups) + " energy groups (1 to " +
+                      std::to_string(max_energy_groups) + ")");
   if (!std::isfinite(d.facel)) throw input_error(array_file(dir, "facel") + ": facel is not a finite number");
   check_finite(dir, "pos", d.pos);
   check_finite(dir, "charge", d.charge);

@@ -327,6 +327,7 @@ class histeq_app final : public app {
   }
 
   std::string run(context& ctx, const run_request& r) const override {
+    const std::int64_t pngs = int_param(r.settings, "png", 0, 1000);  // checked before any work
     video_input v;
     open_video(r.inputs, r.format, r.settings, v);
     const auto options = histeq_options(streaming::pipeline_options(r.settings, r.variant), v.spec);
@@ -344,7 +345,7 @@ class histeq_app final : public app {
     // A few frames as PNG, read back from the output.
     const stream_source result = stream_source::from_file(file, 1, prefix.size(), v.spec.pixels() * v.spec.frames);
     std::vector<std::uint8_t> frame(std::size_t(v.spec.pixels()));
-    for (const std::int64_t f : png_frames(v.spec.frames, int_param(r.settings, "png", 0, 1000))) {
+    for (const std::int64_t f : png_frames(v.spec.frames, pngs)) {
       streaming::read_elements(result, f * v.spec.pixels(), v.spec.pixels(), frame.data());
       char name[32];
       std::snprintf(name, sizeof name, "frame_%06lld.png", static_cast<long long>(f));

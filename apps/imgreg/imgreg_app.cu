@@ -800,6 +800,11 @@ loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const st
   p.fixed = datasets::read_grey_image(inputs[0]);
   p.moving = datasets::read_grey_image(inputs[1]);
   datasets::require_same_size(p.fixed, inputs[0], p.moving, inputs[1]);
+  // The bundles' bounds (spec_of): below 8 pixels a side the pyramid and the Parzen window have
+  // nothing to register.
+  if (p.fixed.width < 8 || p.fixed.height < 8 || p.fixed.width > (1 << 15) || p.fixed.height > (1 << 15))
+    throw input_error(inputs[0].string() + ": " + std::to_string(p.fixed.width) + " x " + std::to_string(p.fixed.height) +
+                      " pixels; imgreg takes 8 to 32768 pixels a side");
   if (inputs.size() == 3) {
     p.params = read_json_file(inputs[2]);
     p.truth = transform_from(p.params, inputs[2].string());

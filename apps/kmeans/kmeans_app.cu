@@ -844,7 +844,9 @@ kmeans_plan parse_variant(const std::string& text) {
     } else if (plan.update == update_kind::hist && key != "RF" && key != "atomic") {
       try {
         set_hist_option(plan.hist, key, value);  // strategy, M, and for split or batched sums the others
-      } catch (const usage_error&) {
+      } catch (const usage_error& e) {
+        // An unknown key is kmeans' to name; a hist option's bad value keeps hist's own message.
+        if (!std::string_view(e.what()).starts_with("hist: unknown setting")) throw usage_error(std::string("kmeans: ") + e.what());
         throw usage_error("kmeans: the hist variant takes distances, layout, chunk, math, sums and the hist options, not '" +
                           std::string(key) + "=" + std::string(value) + "'");
       }
@@ -1951,7 +1953,7 @@ class kmeans_app final : public app {
     if (devices.empty()) {
       engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
     } else {
-      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which()));
+      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
       ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
     }
     std::ostringstream msg;

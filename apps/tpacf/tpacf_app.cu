@@ -499,8 +499,10 @@ class tpacf_app final : public app {
 
   // The input: Parboil's files (a folder, or the data file then the random files) or a bundle,
   // the first `points` points of the first `randoms` sets (0: all).
+  // points and randoms: 0 for all the dataset holds; `asked_by` names who asked for more than 0
+  // (the run's settings, or the result being validated) in the error when the dataset has fewer.
   sky load(const std::vector<std::filesystem::path>& inputs, const std::string& format, std::int64_t points,
-           std::int64_t randoms) const {
+           std::int64_t randoms, const std::string& asked_by = "requested") const {
     check_format(format);
     sky s;
     if (!format.empty()) {
@@ -516,8 +518,9 @@ class tpacf_app final : public app {
                             " random files given");
         if (randoms > 0) files.randoms.resize(std::size_t(randoms));
       }
-      s.data = datasets::read_parboil_points(files.data, points);
-      for (const auto& f : files.randoms) s.randoms.push_back(datasets::read_parboil_points(f, s.points()));
+      s.data = datasets::read_parboil_points(files.data, points, asked_by);
+      const std::string whose = "of the data file " + files.data.filename().string() + " (every set holds as many points)";
+      for (const auto& f : files.randoms) s.randoms.push_back(datasets::read_parboil_points(f, s.points(), whose));
     } else {
       if (inputs.size() != 1) throw usage_error("tpacf: a soac bundle is one input (-i)");
       const auto b = open_dataset(inputs.front());
@@ -525,8 +528,8 @@ class tpacf_app final : public app {
       if (h.shape.size() != 2 || h.shape[1] != std::int64_t(b.header("data_ra").shape[0]) || b.header("random_dec").shape != h.shape)
         throw input_error(b.dir().string() + ": random_ra and random_dec must both be [randoms, points] with the data's points");
       const std::int64_t n = h.shape[1], R = h.shape[0];
-      if (points > n) throw input_error(b.dir().string() + ": holds " + std::to_string(n) + " points per set, fewer than the " + std::to_string(points) + " requested");
-      if (randoms > R) throw input_error(b.dir().string() + ": holds " + std::to_string(R) + " random sets, fewer than the " + std::to_string(randoms) + " requested");
+      if (points > n) throw input_error(b.dir().string() + ": holds " + std::to_string(n) + " points per set, fewer than the " + std::to_string(points) + " " + asked_by);
+      if (randoms > R) throw input_error(b.dir().string() + ": holds " + std::to_string(R) + " random sets, fewer than the " + std::to_string(randoms) + " " + asked_by);
       const std::int64_t use_n = points > 0 ? points : n, use_R = randoms > 0 ? randoms : R;
       const auto ra = b.read<float>("random_ra"), dec = b.read<float>("random_dec");
       s.data.ra = b.read<float>("data_ra");
@@ -550,7 +553,8 @@ class tpacf_app final : public app {
   std::string run(context& ctx, const run_request& r) const override {
     const std::int64_t points = int_param(r.settings, "points", 0, max_points);
     const std::int64_t randoms = int_param(r.settings, "randoms", 0, 10'000);
-    const sky s = load(r.inputs, r.format, points, randoms);
+    if (points == 1) throw usage_error("tpacf: points is 0 (all the dataset holds) or 2 to " + std::to_string(max_points) + ", not 1");
+    const sky s = load(r.inputs, r.format, points, randoms, "asked for by --set");
     const auto v = parse_variant(r.variant);
     pair_counter pc(ctx, v, unit_vectors(s), s.points(), std::int64_t(s.randoms.size()));
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0},
@@ -579,7 +583,7 @@ class tpacf_app final : public app {
     const auto used = params_of_file(r.result / "manifest.json", [&] {
       return std::pair{int_param(out.params(), "points", 2, max_points), int_param(out.params(), "randoms", 1, 10'000)};
     });
-    const sky s = load(r.inputs, r.format, used.first, used.second);
+    const sky s = load(r.inputs, r.format, used.first, used.second, "that the result was computed on (a result of another dataset?)");
     ref::pair_counts got;
     using counts_of = std::pair<const char*, ref::counts*>;
     for (const auto& [key, where] : {counts_of{"dd", &got.dd}, counts_of{"dr", &got.dr}, counts_of{"rr", &got.rr}}) {

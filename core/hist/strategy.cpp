@@ -69,8 +69,15 @@ int int_setting(std::string_view key, std::string_view value) {
   int v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || end != value.data() + value.size() || v < 0)
-    throw usage_error("hist: setting " + std::string(key) + " takes a whole number >= 0, not '" + std::string(value) + "'");
+    throw usage_error("hist: setting " + std::string(key) + " takes a whole number in [0, 2147483647], not '" + std::string(value) + "'");
   return v;
+}
+}  // namespace
+
+namespace {
+hist_toggle toggle_setting(std::string_view key, std::string_view value) {
+  if (value == "auto" || value == "on" || value == "off") return parse_hist_toggle(value);
+  throw usage_error("hist: setting " + std::string(key) + " takes auto, on or off, not '" + std::string(value) + "'");
 }
 }  // namespace
 
@@ -87,11 +94,11 @@ void set_hist_option(hist_options& o, std::string_view key, std::string_view val
   } else if (key == "atomic") {
     o.force_atomic = true;
     o.atomic = parse_atomic_kind(value);
-  } else if (key == "combine") o.warp_combine = parse_hist_toggle(value);
-  else if (key == "private") o.thread_private = parse_hist_toggle(value);
-  else if (key == "partials") o.block_partials = parse_hist_toggle(value);
-  else if (key == "partition") o.partition = parse_hist_toggle(value);
-  else if (key == "ahead") o.load_ahead = parse_hist_toggle(value);
+  } else if (key == "combine") o.warp_combine = toggle_setting(key, value);
+  else if (key == "private") o.thread_private = toggle_setting(key, value);
+  else if (key == "partials") o.block_partials = toggle_setting(key, value);
+  else if (key == "partition") o.partition = toggle_setting(key, value);
+  else if (key == "ahead") o.load_ahead = toggle_setting(key, value);
   else if (key == "cluster") o.cluster = int_setting(key, value);
   else if (key == "split") o.split = int_setting(key, value);
   else if (key == "block") o.block = int_setting(key, value);

@@ -99,14 +99,14 @@ void host_reduce_any(std::span<void* const> buffers, std::size_t count, reduce_t
 
 }  // namespace
 
-std::vector<int> parse_devices(std::string_view text, backend which) {
+std::vector<int> parse_devices(std::string_view text, backend which, std::string_view option) {
   const bool cuda = which == backend::cuda;
   const int available = cuda ? cuda_device_count() : max_host_ranks;
   const auto bad = [&](const std::string& why) {
-    return usage_error("--devices '" + std::string(text) + "': " + why + " (expected all or a list such as 0,1,3)");
+    return usage_error(std::string(option) + " '" + std::string(text) + "': " + why + " (expected all or a list such as 0,1,3)");
   };
   if (text == "all") {
-    if (cuda && available == 0) throw usage_error("--devices all: no CUDA device is available");
+    if (cuda && available == 0) throw usage_error(std::string(option) + " all: no CUDA device is available");
     return first_ranks(cuda ? available : 1);
   }
   std::vector<int> out;

@@ -36,7 +36,7 @@ namespace soac {
 // device); host: simulated ranks, a list of N distinct numbers below max_host_ranks meaning N
 // ranks ("all": one). usage_error for bad text, duplicates and devices that do not exist.
 inline constexpr int max_host_ranks = 64;
-std::vector<int> parse_devices(std::string_view text, backend which);
+std::vector<int> parse_devices(std::string_view text, backend which, std::string_view option = "--devices");
 
 // Element types and operators the collectives reduce natively (NCCL's and the host loop's).
 enum class reduce_type { i8, u8, i32, u32, i64, u64, f32, f64 };
