@@ -48,9 +48,14 @@ std::string errno_text(int err) { return std::strerror(err); }
 }  // namespace
 
 stream_input_file::stream_input_file(fs::path path) : path_(std::move(path)) {
-  // O_NONBLOCK: opening a pipe with no writer would wait for one; fstat below refuses it. Reads
-  // of a regular file never block, so the flag changes nothing else.
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // Opening a pipe with no writer would wait for one: refuse what is not a file before opening
+  // (fstat below checks again what was opened).
+  {
+    std::error_code ec;
+    const auto st = fs::status(path_, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) throw input_error(path_.string() + ": not a regular file");
+  }
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     const int err = errno;
     throw input_error(path_.string() + ": " + (err == ENOENT ? std::string("no such file") : "cannot open: " + errno_text(err)));
