@@ -177,6 +177,12 @@ TEST_P(ImgregApp, RejectsBadImages) {
   datasets::write_png(path("dot.png"), {4, 4, std::vector<std::uint8_t>(16, 7)});
   const auto dot = error_of<input_error>([&] { run("imgreg", {path("dot.png"), path("dot.png")}, "", {}, "image"); });
   EXPECT_NE(dot.find("dot.png: 4 x 4 pixels; imgreg takes 8 to 32768"), std::string::npos) << dot;
+  // A result of another pair (another size) is named as such.
+  const auto other = gen("imgreg", "tiny", "other", {{"width", "64"}, {"height", "48"}});
+  run("imgreg", {other});
+  const auto bundle = gen("imgreg", "tiny", "pair");
+  EXPECT_NE(error_of<input_error>([&] { validate("imgreg", {bundle}, other.string() + ".result"); }).find("(a result of another dataset?)"),
+            std::string::npos);
   // A truncated PNG (its header intact).
   std::filesystem::copy_file(dir / "moving.png", path("cut.png"));
   std::filesystem::resize_file(path("cut.png"), 100);

@@ -930,6 +930,10 @@ class imgreg_app final : public app {
     const int levels = params_of_file(r.result / "manifest.json", [&] { return int(int_param(res.params(), "levels", 2, 4093)); });
     if (!res.info().contains("transform")) throw input_error(r.result.string() + ": the result records no transform");
     const rigid_transform got = transform_from(res.info()["transform"], r.result.string());
+    const std::vector<std::int64_t> size = {p.fixed.height, p.fixed.width};
+    if (res.header("registered").shape != size)
+      throw input_error(res.path_of("registered").string() + ": a registered image of " + datasets::shape_string(res.header("registered").shape) +
+                        " pixels, but the dataset's images are " + datasets::shape_string(size) + " (a result of another dataset?)");
     // Fixed-point sums are checked with their quantum, which may be no coarser than the one the
     // images' size allows (float sums record 0).
     double quantum = 0;
