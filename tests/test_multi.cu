@@ -3,17 +3,22 @@
 // against one context's result: bit-exact for integer operators, within the summation bound for
 // float sums. The cuda instances run one GPU as one NCCL rank; the Cuda* tests that need several
 // GPUs skip themselves on fewer.
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/buffer.hpp"
 #include "core/multi/hist.cuh"
+#include "core/multi/rank_threads.hpp"
 #include "core/multi/segreduce.cuh"
 #include "core/operators.hpp"
 #include "datasets/random.hpp"
@@ -228,6 +233,66 @@ TEST(MultiDevices, CudaDevicesMustExist) {
     EXPECT_EQ(int(parse_devices("all", backend::cuda).size()), count);
   }
   EXPECT_THROW(multi_context(backend::host, std::vector<int>{}), usage_error);
+}
+
+// ---- for_each_rank's threads ----
+
+TEST(RankThreads, EveryRankOnItsOwnThreadAndAllEndedOnReturn) {
+  constexpr int R = 4;
+  detail::rank_threads threads(R);
+  std::vector<std::thread::id> ids(R);
+  std::vector<int> done(R, 0);
+  for (int round = 0; round < 2000; ++round) {
+    threads.run([&](int r) {
+      // Rank 3 ends last: run() must not return before it does.
+      if (r == 3 && round % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      ids[std::size_t(r)] = std::this_thread::get_id();
+      ++done[std::size_t(r)];
+    });
+    for (int r = 0; r < R; ++r) ASSERT_EQ(done[std::size_t(r)], round + 1) << "rank " << r << " round " << round;
+  }
+  EXPECT_EQ(ids[0], std::this_thread::get_id());
+  for (int r = 1; r < R; ++r)
+    for (int q = 0; q < r; ++q) EXPECT_NE(ids[std::size_t(r)], ids[std::size_t(q)]) << r << " and " << q;
+}
+
+TEST(RankThreads, FirstExceptionInRankOrderAfterEveryRankEnded) {
+  detail::rank_threads threads(5);
+  std::atomic<int> ended{0};
+  try {
+    threads.run([&](int r) {
+      if (r == 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ++ended;
+      if (r == 2 || r == 4) throw std::runtime_error("rank " + std::to_string(r));
+    });
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "rank 2");
+  }
+  EXPECT_EQ(ended.load(), 5);
+  // The threads serve the next call as before, and one rank alone runs here.
+  std::atomic<int> calls{0};
+  threads.run([&](int) { ++calls; });
+  EXPECT_EQ(calls.load(), 5);
+  detail::rank_threads alone(1);
+  alone.run([&](int r) {
+    EXPECT_EQ(r, 0);
+    ++calls;
+  });
+  EXPECT_EQ(calls.load(), 6);
+}
+
+TEST_P(Multi, ForEachRankCallsEveryRankOnce) {
+  for (const int R : rank_counts(GetParam())) {
+    multi_context mc(GetParam(), R);
+    std::vector<int> calls(std::size_t(R), 0);
+    mc.for_each_rank([&](int r) { ++calls[std::size_t(r)]; });
+    EXPECT_EQ(calls, std::vector<int>(std::size_t(R), 1)) << "R " << R;
+    EXPECT_THROW(mc.for_each_rank([&](int r) {
+      if (r == R - 1) throw usage_error("last rank");
+    }),
+                 usage_error);
+  }
 }
 
 // ---- collectives ----

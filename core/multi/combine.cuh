@@ -12,7 +12,9 @@
 // make_f(shard) gives the functor of one rank: its shard says which part of the input the rank
 // reads, so each rank's functor can read that rank's own copy of its part (f(i) is called with
 // global indexes in [shard.begin, shard.end) only). Shards are blocks of ceil(n / R) items, the
-// last one shorter, and empty ones past the end when R exceeds n.
+// last one shorter, and empty ones past the end when R exceeds n. On several GPUs the ranks queue
+// their work from a thread each (multi_context::for_each_rank), so make_f is called from those
+// threads at once: it may read shared state, not change it.
 //
 // Combining: operators that the collectives reduce natively (plus, minimum, maximum of 8-, 32-
 // and 64-bit integers, float and double: native_reduction_v) are all-reduced (NCCL's own sum

@@ -38,13 +38,13 @@ std::vector<hist_plan> multi_hist(const multi_context& mc, const multi_options& 
   detail::check_rank_spans(mc, histos, H, "multi_hist");
   for (const auto& h : histos)
     if (h.size() != H) throw usage_error("multi_hist: every rank's histogram must have the same number of bins");
-  std::vector<hist_plan> plans;
-  for (int r = 0; r < mc.ranks(); ++r) {
+  std::vector<hist_plan> plans(static_cast<std::size_t>(mc.ranks()));
+  mc.for_each_rank([&](int r) {
     context& ctx = mc.rank(r);
     const shard s = shard_of(n, mc.ranks(), r);
     fill(ctx, histos[r], V(Op::identity()));
-    plans.push_back(hist(ctx, options.hist, s.size(), detail::offset_index<decltype(make_f(s))>{make_f(s), s.begin}, histos[r], op));
-  }
+    plans[std::size_t(r)] = hist(ctx, options.hist, s.size(), detail::offset_index<decltype(make_f(s))>{make_f(s), s.begin}, histos[r], op);
+  });
   detail::combine_partials(mc, histos, histos, std::int64_t(H), op, options, "multi_hist");
   return plans;
 }
@@ -61,16 +61,16 @@ std::vector<hist_plan> multi_hist_batched(const multi_context& mc, const multi_o
   if (batches < 0 || seg_len < 0 || H < 0) throw usage_error("multi_hist_batched: sizes must not be negative");
   const std::uint64_t bins = checked_bytes(std::uint64_t(batches), std::uint64_t(H), "multi_hist_batched");
   detail::check_rank_spans(mc, histos, bins, "multi_hist_batched");
-  std::vector<hist_plan> plans;
-  for (int r = 0; r < mc.ranks(); ++r) {
+  std::vector<hist_plan> plans(static_cast<std::size_t>(mc.ranks()));
+  mc.for_each_rank([&](int r) {
     context& ctx = mc.rank(r);
     const shard s = shard_of(seg_len, mc.ranks(), r);
     const span<V> mine = histos[r].first(bins);
     fill(ctx, mine, V(Op::identity()));
     using F = decltype(make_f(s));
-    plans.push_back(hist_batched(ctx, options.hist, batches, s.size(), detail::offset_in_segment<F>{make_f(s), s.size(), seg_len, s.begin},
-                                 mine, H, op));
-  }
+    plans[std::size_t(r)] = hist_batched(ctx, options.hist, batches, s.size(),
+                                         detail::offset_in_segment<F>{make_f(s), s.size(), seg_len, s.begin}, mine, H, op);
+  });
   detail::combine_partials(mc, histos, histos, std::int64_t(bins), op, options, "multi_hist_batched");
   return plans;
 }

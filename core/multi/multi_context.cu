@@ -9,6 +9,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/multi/rank_threads.hpp"
 
 // Every NCCL call goes through SOAC_NCCL_CHECK, beside SOAC_CUDA_CHECK: a failure becomes a
 // soac::cuda_error naming the call, the place and NCCL's message (ncclGetErrorString, and
@@ -149,11 +150,26 @@ multi_context::multi_context(backend which, const std::vector<int>& devices) : b
   nccl_ = std::make_unique<nccl>();
   nccl_->comms.assign(devices.size(), nullptr);
   SOAC_NCCL_CHECK(ncclCommInitAll(nccl_->comms.data(), static_cast<int>(devices.size()), devices.data()));
+  if (devices.size() > 1) threads_ = std::make_unique<detail::rank_threads>(static_cast<int>(devices.size()));
 }
 
 multi_context::~multi_context() {
+  threads_.reset();
   // The communicators go before the contexts' streams (ncclCommDestroy waits for queued work).
   nccl_.reset();
+}
+
+void multi_context::for_each_rank(const std::function<void(int)>& task) const {
+  if (threads_) return threads_->run(task);
+  std::exception_ptr first;
+  for (int r = 0; r < ranks(); ++r) {
+    try {
+      task(r);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 std::string multi_context::describe() const {

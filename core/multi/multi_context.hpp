@@ -7,7 +7,8 @@
 // cuda: one rank per GPU, each its own context (device + stream) and NCCL communicator rank, all
 // driven by this one process (ncclCommInitAll). soac is a library called from one host program:
 // the apps already own their process, and there is no MPI launcher to start one process per GPU,
-// so one thread queues every rank's work on its stream and NCCL's group calls join the ranks.
+// so the calling thread makes the collectives (NCCL's group calls join the ranks) and
+// for_each_rank queues the ranks' own work from a thread per rank.
 // host: R simulated ranks in this process, each a host context, with the same collectives done
 // in rank order over the ranks' buffers (all in host memory). The decomposition above (the
 // sharding and combining of core/multi/combine.cuh) is the same code for both, so the host tests
@@ -20,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,6 +33,10 @@
 #include "core/operators.hpp"
 
 namespace soac {
+
+namespace detail {
+class rank_threads;
+}
 
 // The ranks of "--devices all|0,1,...": cuda: distinct existing device ordinals ("all": every
 // device); host: simulated ranks, a list of N distinct numbers below max_host_ranks meaning N
@@ -95,6 +101,15 @@ class multi_context {
   // Waits for every rank's stream.
   void synchronize() const;
 
+  // task(r) for every rank r, returning once every call has. cuda with several ranks: all at
+  // once, rank 0 on this thread and each other rank on a thread of its own, so that no rank's
+  // launches (microseconds of host time each) wait behind another's: with four GPUs the last
+  // one otherwise started its share some 30 us after the first. host: in rank order on this
+  // thread (each simulated rank already uses every core). The first exception in rank order is
+  // rethrown after every call has ended. task must only touch rank r's context and data, and
+  // must not call the collectives (they join the ranks from one thread).
+  void for_each_rank(const std::function<void(int)>& task) const;
+
   // In place: buffers[r] (count elements each) becomes the reduction over all ranks, on every
   // rank (all_reduce) or on `root` alone (reduce: the others' buffers are left unspecified).
   void all_reduce(std::span<void* const> buffers, std::size_t count, reduce_type type, reduce_op op) const;
@@ -110,6 +125,7 @@ class multi_context {
   backend backend_;
   std::vector<std::unique_ptr<context>> contexts_;
   std::unique_ptr<nccl> nccl_;
+  std::unique_ptr<detail::rank_threads> threads_;  // for_each_rank's (cuda, several ranks)
 };
 
 }  // namespace soac

@@ -39,18 +39,20 @@ std::vector<segreduce_plan> multi_segreduce(const multi_context& mc, std::int64_
   const std::int64_t per_rank = whole_segments ? shard_capacity(m, R) : m;
   std::vector<buffer<T>> partials;
   std::vector<span<T>> partial_views;
-  std::vector<segreduce_plan> plans;
   for (int r = 0; r < R; ++r) {
-    context& ctx = mc.rank(r);
+    partials.emplace_back(mc.rank(r), std::size_t(per_rank), lifetime::temporary);
+    partial_views.push_back(partials.back().view());
+  }
+  std::vector<segreduce_plan> plans(static_cast<std::size_t>(R));
+  mc.for_each_rank([&](int r) {
     const shard segs = whole_segments ? shard_of(m, R, r) : shard{r, 0, m};
     const shard elems = whole_segments ? shard{r, 0, n} : shard_of(n, R, r);
     const segment_shard s{r, segs.begin, segs.end, elems.begin, elems.end};
-    partials.emplace_back(ctx, std::size_t(per_rank), lifetime::temporary);
-    partial_views.push_back(partials.back().view());
     using F = decltype(make_f(s));
-    plans.push_back(segreduce(ctx, segs.size(), elems.size(), detail::offset_segment_element<F>{make_f(s), segs.begin, elems.begin},
-                              partials.back().view(), op, options.segreduce));
-  }
+    plans[std::size_t(r)] = segreduce(mc.rank(r), segs.size(), elems.size(),
+                                      detail::offset_segment_element<F>{make_f(s), segs.begin, elems.begin}, partial_views[std::size_t(r)],
+                                      op, options.segreduce);
+  });
   if (!whole_segments) {
     detail::combine_partials(mc, std::span<const span<T>>(partial_views), outs, m, op, options, "multi_segreduce");
     return plans;
