@@ -103,8 +103,7 @@ class multi_context {
 
   // task(r) for every rank r, returning once every call has. cuda with several ranks: all at
   // once, rank 0 on this thread and each other rank on a thread of its own, so that no rank's
-  // launches (microseconds of host time each) wait behind another's: with four GPUs the last
-  // one otherwise started its share some 30 us after the first. host: in rank order on this
+  // launches (microseconds of host time each) wait behind another's. host: in rank order on this
   // thread (each simulated rank already uses every core). The first exception in rank order is
   // rethrown after every call has ended. task must only touch rank r's context and data, and
   // must not call the collectives (they join the ranks from one thread).
