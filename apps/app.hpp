@@ -16,6 +16,7 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "datasets/bundle.hpp"
+#include "datasets/lenient.hpp"
 
 namespace soac::apps {
 
@@ -71,6 +72,14 @@ struct validate_report {
   std::string summary;  // one line; details on following lines
 };
 
+// `soac compare APP -r RESULT --expected FILE [--format F]`: a result against the original
+// program's own output file.
+struct compare_request {
+  std::filesystem::path result;
+  std::filesystem::path expected;
+  std::string format;  // one of expected_formats(); empty: the first
+};
+
 struct bench_request {
   std::vector<std::string> presets;  // empty: the app's bench_presets()
   std::map<std::string, std::string> overrides;
@@ -102,18 +111,28 @@ class app {
   virtual std::vector<file_format> input_formats() const { return {}; }
   // Settings of `soac run APP --set KEY=VALUE`, with their defaults.
   virtual std::vector<setting> run_settings() const { return {}; }
+  // The original programs' output files `soac compare` reads (--expected FILE --format NAME).
+  virtual std::vector<file_format> expected_formats() const { return {}; }
+  // A result against an original program's output file, by that program's own rule (ok: within
+  // it); the summary names the largest deviation and where. input_error for a malformed file.
+  // Apps without expected_formats() refuse (usage_error).
+  virtual validate_report compare(const compare_request& request) const;
   // Whether `soac bench APP --devices` has a scaling table over several GPUs (apps/multi_scaling.hpp).
   virtual bool scales_over_devices() const { return false; }
 
-  // Checks a dataset's parameters, each against its range and against the others (throws
-  // usage_error naming the parameter; sizes beyond memory may throw resource_error). `soac gen`
-  // calls it before generate() and open_dataset() on every dataset bundle, so gen rejects
-  // exactly what run and validate would. Keys it does not know (seed, preset) are ignored.
+  // Checks `soac gen`'s parameters: the generator's settings and the run settings a dataset
+  // records, each against its range and the others (throws usage_error naming the parameter;
+  // sizes beyond memory may throw resource_error). Keys it does not know (seed, preset) are
+  // ignored. Only gen calls it: a dataset is checked by check_dataset, for what its computation
+  // needs, since a dataset need not come from soac's generator.
   virtual void check_params(const nlohmann::json& params) const = 0;
-  // Checks a dataset bundle's arrays against its (checked) parameters: lengths and dtypes the
-  // parameters imply (a manifest's n that disagrees with its array's length is an input_error,
-  // not a run on n elements). open_dataset() calls it after check_params().
-  virtual void check_arrays([[maybe_unused]] const datasets::bundle& dataset) const {}
+  // Checks a dataset bundle for what a run needs and nothing more: the manifest parameters the
+  // computation reads (sizes, the run settings it records), the arrays' dtypes and lengths (a
+  // manifest's n that disagrees with its array's length is an input_error, not a run on n
+  // elements), index ranges, finite values, sizes against memory; never a generator's setting
+  // (a density, a number of atom types). open_dataset() calls it; a usage_error it throws
+  // becomes an input_error naming the manifest.
+  virtual void check_dataset(const datasets::bundle& dataset) const = 0;
 
   virtual void generate(const gen_request& request) const = 0;
   // Runs on ctx and writes the result bundle; returns a short human summary.
@@ -128,9 +147,8 @@ class app {
   nlohmann::json resolve_settings(const std::map<std::string, std::string>& given) const;
   // usage_error unless `format` is empty or one of input_formats().
   void check_format(std::string_view format) const;
-  // Opens a dataset bundle of this app and checks its parameters with check_params() (a bad one
-  // is an input_error naming the manifest: the file is wrong, not the command line) and its
-  // arrays with check_arrays().
+  // Opens a dataset bundle of this app and checks it with check_dataset() (a bad parameter is an
+  // input_error naming the manifest: the file is wrong, not the command line).
   datasets::bundle open_dataset(const std::filesystem::path& dir) const;
   // usage_error unless `variant` is empty, one of variants(), or NAME,SETTINGS for an app that
   // takes variant settings (the settings themselves are the app's to check when it runs).
@@ -161,6 +179,14 @@ decltype(auto) params_of_file(const std::filesystem::path& manifest, Check&& che
     throw input_error(manifest.string() + ": " + e.what());
   }
 }
+
+// Reading an original program's files (--format F): soac reads what the original reads, as it
+// reads it; --set strict=1 refuses what it reads leniently instead (datasets/lenient.hpp).
+setting strict_setting(const std::string& original);
+// The leniency of a run: strict when its settings say strict=1 (apps without the setting: never).
+datasets::leniency leniency_of(const nlohmann::json& settings, const std::string& original);
+// The one line on stderr saying what was read leniently, if anything was.
+void report_leniency(const datasets::leniency& lenient);
 
 // Reads an integer parameter, checking it lies in [lo, hi].
 std::int64_t int_param(const nlohmann::json& params, const std::string& key, std::int64_t lo, std::int64_t hi);

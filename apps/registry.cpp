@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iostream>
 
 #include "apps/app.hpp"
 #include "core/error.hpp"
@@ -79,8 +80,7 @@ void app::check_format(std::string_view format) const {
 
 datasets::bundle app::open_dataset(const std::filesystem::path& dir) const {
   auto b = datasets::bundle::open(dir, "dataset", name());
-  params_of_file(dir / "manifest.json", [&] { check_params(b.params()); });
-  check_arrays(b);
+  params_of_file(dir / "manifest.json", [&] { check_dataset(b); });
   return b;
 }
 
@@ -167,6 +167,24 @@ double real_param(const nlohmann::json& params, const std::string& key, double l
     throw usage_error("parameter " + key + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
                       std::to_string(hi) + "]");
   return v;
+}
+
+validate_report app::compare(const compare_request&) const {
+  throw usage_error(name() + " has no original program's output to compare with (soac validate checks a result against the "
+                             "sequential reference; soac list names the apps that compare)");
+}
+
+setting strict_setting(const std::string& original) {
+  return {"strict", 0, "1: refuse what " + original + " reads leniently (words read as 0, what follows the data) instead of reading it so"};
+}
+
+datasets::leniency leniency_of(const nlohmann::json& settings, const std::string& original) {
+  const bool strict = settings.contains("strict") && int_param(settings, "strict", 0, 1) == 1;
+  return datasets::leniency(strict, original);
+}
+
+void report_leniency(const datasets::leniency& lenient) {
+  if (const auto line = lenient.summary()) std::cerr << *line << "\n";
 }
 
 }  // namespace soac::apps

@@ -42,6 +42,8 @@ commands:
   gen        generate a dataset:     soac gen APP [--preset P] [--set KEY=VALUE] [--format F] -o DIR
   run        run an app:             soac run APP -i DATASET [--format F] [--set KEY=VALUE] [-o RESULT] [--variant V]
   validate   check a result:         soac validate APP -i DATASET [--format F] -r RESULT
+  compare    a result against the original program's output file, by the original's rule:
+                                     soac compare APP -r RESULT --expected FILE [--format F]
   bench      benchmark with in-run baselines:
                                      soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE] [--devices all|0,1,...]
   reproduce  the papers' tables and figures on this machine, as JSON and a markdown report with plots:
@@ -52,7 +54,7 @@ DATASET is a soac bundle (from soac gen) or, with --format, the original program
 
 every command takes --backend auto|cuda|host (auto: cuda when a GPU is present) and --device N.
 
-exit codes: 0 ok, 1 result does not validate, 2 usage error, 3 bad input file,
+exit codes: 0 ok, 1 result does not validate (compare: differs beyond the rule), 2 usage error, 3 bad input file,
             4 CUDA error, 5 out of memory or disk space, 6 internal error
 )";
 
@@ -172,6 +174,10 @@ int cmd_list(std::vector<std::string>& args) {
       std::cout << "\n  formats (--format; gen writes them too):";
       for (const auto& f : a->input_formats()) std::cout << "\n    " << f.name << ": " << f.description;
     }
+    if (!a->expected_formats().empty()) {
+      std::cout << "\n  original outputs (soac compare --expected FILE --format F; the first is the default):";
+      for (const auto& f : a->expected_formats()) std::cout << "\n    " << f.name << ": " << f.description;
+    }
     if (!a->run_settings().empty()) {
       std::cout << "\n  run settings (soac run --set KEY=VALUE):";
       for (const auto& st : a->run_settings())
@@ -276,6 +282,33 @@ int cmd_validate(std::vector<std::string>& args) {
   req.result = required<std::string>(r, o, "result");
   const auto rep = a.validate(req);
   std::cout << a.name() << ": " << (rep.ok ? "VALID: " : "INVALID: ") << rep.summary << "\n";
+  return rep.ok ? exit_code::ok : exit_code::invalid_result;
+}
+
+int cmd_compare(std::vector<std::string>& args) {
+  auto o = make_options("compare", "APP -r RESULT --expected FILE",
+                        "Compare a result with the original program's output file, by the original's own rule: exit 0 within "
+                        "it, 1 beyond it (the largest deviation and where are printed), 3 for a malformed file.");
+  add_app_positional(o);
+  o.add_options()
+      ("r,result", "result directory (from soac run)", cxxopts::value<std::string>())
+      ("expected", "the original program's output file (soac list names each app's)", cxxopts::value<std::string>())
+      ("format", "which original's output the file is (default: the app's first; see soac list)", cxxopts::value<std::string>());
+  const auto r = parse(o, args);
+  const auto& a = apps::find_app(required<std::string>(r, o, "app"));
+  apps::compare_request req;
+  req.result = required<std::string>(r, o, "result");
+  req.expected = required<std::string>(r, o, "expected");
+  const auto formats = a.expected_formats();
+  if (formats.empty()) return a.compare(req), exit_code::usage;  // its usage_error names the apps that compare
+  req.format = r.count("format") ? r["format"].as<std::string>() : formats.front().name;
+  if (std::none_of(formats.begin(), formats.end(), [&](const apps::file_format& f) { return f.name == req.format; })) {
+    std::string known;
+    for (const auto& f : formats) known += (known.empty() ? "" : ", ") + f.name;
+    throw usage_error(a.name() + " compare: unknown --format '" + req.format + "' (known: " + known + ")");
+  }
+  const auto rep = a.compare(req);
+  std::cout << a.name() << ": " << (rep.ok ? "MATCHES: " : "DIFFERS: ") << rep.summary << "\n";
   return rep.ok ? exit_code::ok : exit_code::invalid_result;
 }
 
@@ -521,9 +554,10 @@ int dispatch(std::vector<std::string> args) {
   if (command == "gen") return cmd_gen(rest);
   if (command == "run") return cmd_run(rest);
   if (command == "validate") return cmd_validate(rest);
+  if (command == "compare") return cmd_compare(rest);
   if (command == "bench") return cmd_bench(rest);
   if (command == "reproduce") return cmd_reproduce(rest);
-  throw usage_error("unknown command '" + command + "' (commands: list, info, gen, run, validate, bench, reproduce; see soac --help)");
+  throw usage_error("unknown command '" + command + "' (commands: list, info, gen, run, validate, compare, bench, reproduce; see soac --help)");
 }
 
 }  // namespace

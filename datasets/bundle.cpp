@@ -314,6 +314,19 @@ void require_length(const bundle& b, const std::string& name, std::int64_t lengt
                               ", but the manifest's " + std::string(param) + " says " + std::to_string(length));
 }
 
+std::int64_t length_of(const bundle& b, const std::string& name, std::string_view param) {
+  const npy_header h = b.header(name);
+  if (h.shape.empty()) fail(b.path_of(name), "array '" + name + "' is a scalar (0-d) and has no length");
+  const std::string key(param);
+  if (!key.empty() && b.params().contains(key)) {
+    const auto& v = b.params()[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() != h.shape[0])
+      fail(b.path_of(name), "array '" + name + "' has " + std::to_string(h.shape[0]) + " elements, but the manifest's " + key +
+                                " says " + v.dump());
+  }
+  return h.shape[0];
+}
+
 void require_same_length(const bundle& b, std::initializer_list<std::string> names) {
   std::vector<std::pair<std::string, std::int64_t>> lengths;
   for (const auto& name : names) {

@@ -132,6 +132,11 @@ class bundle {
 // the manifest's parameter `param` (e.g. "n") says it must.
 void require_length(const bundle& b, const std::string& name, std::int64_t length, std::string_view param);
 
+// The length (first dimension) of array `name`; input_error for a scalar. Where the manifest gives
+// the parameter `param` (e.g. "n"), it must be an integer equal to that length: a dataset need not
+// state its sizes, but one that does must state them truly.
+std::int64_t length_of(const bundle& b, const std::string& name, std::string_view param = {});
+
 // Throws input_error unless the named arrays all have the same length (first dimension).
 void require_same_length(const bundle& b, std::initializer_list<std::string> names);
 

@@ -31,7 +31,7 @@ void check_parboil_histo(const parboil_histo_input& in, const std::string& sourc
                         " histogram");
 }
 
-parboil_histo_input read_parboil_histo(const std::filesystem::path& path) {
+parboil_histo_input read_parboil_histo(const std::filesystem::path& path, leniency& lenient) {
   binary_reader r(path);
   parboil_histo_input in;
   in.image_width = r.read<std::uint32_t>("the image width");
@@ -43,9 +43,16 @@ parboil_histo_input read_parboil_histo(const std::filesystem::path& path) {
   in.bins = r.read_array<std::uint32_t>(std::uint64_t(in.image_width) * in.image_height,
                                         "the image of " + std::to_string(in.image_width) + " x " +
                                             std::to_string(in.image_height) + " bin indices");
-  r.expect_end("the image");
+  if (r.remaining() > 0)
+    lenient.note(1, path.string() + ": " + std::to_string(r.remaining()) + " bytes after the " + std::to_string(in.image_width) + " x " +
+                        std::to_string(in.image_height) + " image are not read, as Parboil's histo reads the image and stops");
   check_parboil_histo(in, path.string());
   return in;
+}
+
+parboil_histo_input read_parboil_histo(const std::filesystem::path& path) {
+  leniency lenient;
+  return read_parboil_histo(path, lenient);
 }
 
 void write_parboil_histo(const std::filesystem::path& path, const parboil_histo_input& in) {

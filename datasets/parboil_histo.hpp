@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "datasets/lenient.hpp"
+
 namespace soac::datasets {
 
 struct parboil_histo_input {
@@ -29,9 +31,13 @@ struct parboil_histo_input {
   std::uint64_t bin_count() const { return std::uint64_t(histo_width) * histo_height; }
 };
 
-// Reads and checks a Parboil histo input file. input_error (naming the file) for a short header,
-// data shorter than the header promises, trailing bytes, a histogram of no bins or of 2^32 bins or
-// more, and the first bin index outside the histogram (with its pixel's position).
+// Reads and checks a Parboil histo input file as Parboil's histo reads it (fread of the header,
+// then of the image; bytes after it are not read: counted in `lenient`, refused when it is
+// strict). input_error (naming the file) for what Parboil cannot run: a short header, data
+// shorter than the header promises, a histogram of no bins or of 2^32 bins or more, and the first
+// bin index outside the histogram (with its pixel's position; Parboil would write out of bounds).
+parboil_histo_input read_parboil_histo(const std::filesystem::path& path, leniency& lenient);
+// Lenient reading whose notes are dropped (fuzzers, tests).
 parboil_histo_input read_parboil_histo(const std::filesystem::path& path);
 
 // Checks an input built in memory the same way (`source` names it in errors).

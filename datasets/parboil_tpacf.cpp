@@ -13,34 +13,55 @@ namespace soac::datasets {
 namespace fs = std::filesystem;
 
 namespace {
-float read_coordinate(text_reader& in, const char* what) {
-  const float v = in.read_float(what);
-  if (!std::isfinite(v)) in.fail_at_token(std::string(what) + " is not a finite number");
-  return v;
-}
-
 // Parboil's dataset files, numbered from 1.
 fs::path random_file(const fs::path& dir, std::int64_t k) { return dir / ("Randompnts." + std::to_string(k)); }
 }  // namespace
 
-sky_points read_parboil_points(const fs::path& path, std::int64_t count, std::string_view whose_count) {
+sky_points read_parboil_points(const fs::path& path, std::int64_t count, std::string_view whose_count, leniency& lenient) {
   if (count < 0) throw usage_error("read_parboil_points: a negative point count");
   text_reader in(path);
   sky_points p;
-  while ((count == 0 || std::int64_t(p.size()) < count) && in.skip_space()) {
-    const float ra = read_coordinate(in, "ra (degrees)");
-    if (!in.next_on_line()) in.fail("expected dec (degrees) after ra on the same line");
-    const float dec = read_coordinate(in, "dec (degrees)");
-    if (dec < -90.f || dec > 90.f) in.fail_at_token("dec (degrees) must be in [-90, 90]");
-    in.end_line("a point (ra dec)");
+  const auto at = [&](text_reader::position w) {
+    return path.string() + ":" + std::to_string(w.line) + ":" + std::to_string(w.column) + ": ";
+  };
+  // Parboil's readdatafile: fscanf("%f %f") until `count` pairs are read or a pair cannot be.
+  std::string stop;  // where that loop stops before the end of the file
+  std::int64_t stop_line = 0;
+  const auto stopped_at_token = [&] {
+    stop_line = in.line();
+    stop = at(in.here());  // before the token is read
+    stop += quoted(in.read_token("a number")) + " is not a number";
+  };
+  while (count == 0 || std::int64_t(p.size()) < count) {
+    float ra = 0, dec = 0;
+    if (!in.try_scan_float(ra)) {
+      if (!in.at_end()) stopped_at_token();
+      break;
+    }
+    if (!std::isfinite(ra)) in.fail_at_token("ra (degrees) is not a finite number");
+    const auto ra_at = in.token_position();
+    if (!in.try_scan_float(dec)) {
+      if (in.at_end()) stop_line = ra_at.line, stop = at(ra_at) + "the last number has no dec after it";
+      else stopped_at_token();
+      break;
+    }
+    if (!std::isfinite(dec)) in.fail_at_token("dec (degrees) is not a finite number");
     p.ra.push_back(ra);
     p.dec.push_back(dec);
   }
-  if (p.size() == 0) throw input_error(path.string() + ": holds no points");
+  const std::string points = std::to_string(p.size()) + (p.size() == 1 ? " point" : " points");
   if (count > 0 && std::int64_t(p.size()) < count)
-    throw input_error(path.string() + ": holds " + std::to_string(p.size()) + " points, fewer than the " +
-                      std::to_string(count) + " " + std::string(whose_count));
+    throw input_error((stop.empty() ? path.string() + ": holds " + points : stop + ": reading stops there after " + points) +
+                      ", fewer than the " + std::to_string(count) + " " + std::string(whose_count));
+  if (p.size() == 0) throw input_error(stop.empty() ? path.string() + ": holds no points" : stop + ": no point before it");
+  if (count == 0 && !stop.empty())
+    lenient.note(stop_line, stop + ": reading stops there, as Parboil's fscanf loop does, after " + points);
   return p;
+}
+
+sky_points read_parboil_points(const fs::path& path, std::int64_t count, std::string_view whose_count) {
+  leniency lenient;
+  return read_parboil_points(path, count, whose_count, lenient);
 }
 
 unit_vector parboil_unit_vector(float ra, float dec) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "datasets/lenient.hpp"
+
 namespace soac::datasets {
 
 struct sky_points {
@@ -20,11 +22,15 @@ struct sky_points {
   std::size_t size() const { return ra.size(); }
 };
 
-// Reads `count` points (0: every line of the file) from the first lines of a point file; lines
-// beyond them are not read, as in Parboil. input_error "FILE:LINE:COLUMN: ..." for a line that is
-// not two finite numbers or a declination outside [-90, 90], and "FILE: ..." when the file holds
-// fewer than `count` points (or none); `whose_count` says where the count came from in that error
-// ("of the data file X").
+// Reads `count` points (0: every point fscanf reads) as Parboil's readdatafile does: fscanf("%f
+// %f") pairs, any whitespace between the numbers (a point need not be a line), each number the
+// longest prefix that reads as a float; reading stops at the first pair fscanf cannot read, and
+// what follows the `count` points is not read. input_error "FILE:LINE:COLUMN: ..." for fewer than
+// `count` points (Parboil refuses the file then), none, or a coordinate that is not finite;
+// `whose_count` says where the count came from in that error ("of the data file X"). With count
+// 0, a stop before the end is counted in `lenient` (refused when it is strict).
+sky_points read_parboil_points(const std::filesystem::path& path, std::int64_t count, std::string_view whose_count,
+                               leniency& lenient);
 sky_points read_parboil_points(const std::filesystem::path& path, std::int64_t count = 0, std::string_view whose_count = "requested");
 
 // One "ra dec" line per point, each number written so that reading it as a float gives it back.

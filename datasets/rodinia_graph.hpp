@@ -1,5 +1,6 @@
 // Rodinia's BFS files (rodinia_3.1/data/bfs, e.g. graph1MW_6.txt) and the result file its bfs
-// writes. A graph file holds whitespace-separated integers (any whitespace, blank lines included):
+// writes. A graph file holds integers that Rodinia reads with fscanf("%d") one after another (any
+// whitespace between them, blank lines included; a number ends where its digits end):
 //
 //   N                      the node count
 //   start degree           N pairs: node i's edges are edges[start .. start + degree)
@@ -7,8 +8,11 @@
 //   E                      the edge count
 //   destination weight     E pairs (the weight is unused by BFS)
 //
-// Nodes' edge ranges need not be contiguous or disjoint (only within [0, E)). The result file
-// has one line per node, "<node>) cost:<cost>", -1 for unreached nodes.
+// Nodes' edge ranges need not be contiguous or disjoint (only within [0, E)). The weight may be any
+// integer (Rodinia reads and ignores it); what follows the last edge is not read, as in Rodinia
+// (counted in `lenient`, or refused when it is strict). Rodinia's CUDA bfs reads the source and
+// starts at node 0 anyway; its OpenMP bfs starts at the file's source, as soac does. The result
+// file has one line per node, "<node>) cost:<cost>", -1 for unreached nodes.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "datasets/lenient.hpp"
 
 namespace soac::datasets {
 
@@ -30,8 +36,11 @@ struct rodinia_graph {
 };
 
 // Reads and checks a graph file: every count against what the file holds (before allocating),
-// every number non-negative, start + degree <= E, destinations and the source in [0, N). Errors
-// are input_errors "FILE:LINE:COLUMN: ...".
+// every number but the weights non-negative, start + degree <= E, destinations and the source in
+// [0, N). Errors are input_errors "FILE:LINE:COLUMN: ...": what Rodinia's reader would misread
+// (a number fscanf cannot read where one is needed) or run out of bounds with.
+rodinia_graph read_rodinia_graph(const std::filesystem::path& path, leniency& lenient);
+// Lenient reading whose notes are dropped (fuzzers, tests).
 rodinia_graph read_rodinia_graph(const std::filesystem::path& path);
 
 // Writes the graph in the layout of Rodinia's graphgen (one pair per line, blank lines around the
@@ -41,5 +50,8 @@ void write_rodinia_graph(const std::filesystem::path& path, const rodinia_graph&
 
 // Rodinia bfs's result.txt for these costs: "<node>) cost:<cost>\n" per node.
 std::string rodinia_costs_text(std::span<const std::int32_t> costs);
+// Reads such a file (a CR before each newline is allowed): the costs of nodes 0, 1, ... in order.
+// input_error "FILE:LINE:COLUMN: ..." for a line of another form or a node out of order.
+std::vector<std::int32_t> read_rodinia_costs(const std::filesystem::path& path);
 
 }  // namespace soac::datasets

@@ -1,5 +1,6 @@
 #include "datasets/rodinia_kmeans.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -7,13 +8,18 @@
 
 #include "core/error.hpp"
 #include "datasets/binary_file.hpp"
+#include "datasets/c_numbers.hpp"
 #include "datasets/text_reader.hpp"
 
 namespace soac::datasets {
 
 namespace {
+std::string file_line(const std::filesystem::path& path, std::int64_t line) { return path.string() + ":" + std::to_string(line) + ": "; }
+
 // Memberships are int32 and Rodinia's header is int32.
 constexpr std::int64_t max_points = std::numeric_limits<std::int32_t>::max();
+// Rodinia's `char line[1024]`: fgets splits longer lines.
+constexpr std::size_t rodinia_line_buffer = 1024;
 
 void check_shape(std::int64_t n, std::int64_t d, std::span<const float> features) {
   if (n < 1 || d < 1 || n > max_points || d > max_points || static_cast<std::uint64_t>(n) * std::uint64_t(d) != features.size())
@@ -22,35 +28,65 @@ void check_shape(std::int64_t n, std::int64_t d, std::span<const float> features
 }
 }  // namespace
 
-kmeans_points read_rodinia_kmeans_text(const std::filesystem::path& path) {
-  text_reader in(path);
+kmeans_points read_rodinia_kmeans_text(const std::filesystem::path& path, leniency& lenient) {
+  const std::string text = read_text_file(path);
+  const std::string file = path.string();
   kmeans_points pts;
-  if (in.at_end()) in.fail("the file holds no points (each line: an id, then the features)");
-  while (!in.at_end()) {
-    if (pts.n == max_points) in.fail("more than " + std::to_string(max_points) + " points");
-    in.read_int("the point id", std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+  std::int64_t first_line = 0;
+  // Rodinia's strtok delimiters: the id ends at a blank, a feature also at a comma.
+  constexpr std::string_view id_ends = " \t", feature_ends = " ,\t";
+  // A carriage return is no delimiter to Rodinia: it ends the last token of a CRLF line (which
+  // atof reads up to it), or is a token of its own after a blank (a point of a blank line).
+  for_each_line(text, false, [&](std::int64_t line_no, std::string_view line) {
+    auto where = [&](std::size_t column) { return file + ":" + std::to_string(line_no) + ":" + std::to_string(column + 1) + ": "; };
+    std::size_t at = line.find_first_not_of(id_ends);
+    if (at == std::string_view::npos) return;  // blank
+    if (pts.n == max_points) throw input_error(where(at) + "more than " + std::to_string(max_points) + " points");
+    at = std::min(line.find_first_of(id_ends, at), line.size());  // Rodinia ignores the id
+    if (line.size() >= rodinia_line_buffer)
+      lenient.note(line_no, where(0) + "a line of " + std::to_string(line.size()) + " characters, which Rodinia's reader (fgets into " +
+                                std::to_string(rodinia_line_buffer) + " bytes) would split into several points; soac reads it whole");
     std::int64_t j = 0;
-    // The first line fixes d; later lines stop at d so that end_line reports any extra token.
-    while ((pts.n == 0 || j < pts.d) && in.next_on_line()) {
-      const float v = in.read_float("a feature");
-      if (!std::isfinite(v)) in.fail_at_token("feature " + std::to_string(j + 1) + " of point " + std::to_string(pts.n + 1) + " is not finite");
+    // The first point fixes d (every token after its id); later points read d and ignore the rest.
+    while (pts.n == 0 || j < pts.d) {
+      at = line.find_first_not_of(feature_ends, at);
+      if (at == std::string_view::npos) break;
+      const std::size_t end = std::min(line.find_first_of(feature_ends, at), line.size());
+      const std::string_view token = line.substr(at, end - at);
+      const auto number = strtod_prefix(token);
+      const bool line_end_cr = end == line.size() && number.length > 0 && number.length + 1 == token.size() && token.back() == '\r';
+      if (number.length != token.size() && !line_end_cr)
+        lenient.note(line_no, where(at) + quoted(token) +
+                                  (number.length == 0 ? " is not a number: read as 0"
+                                                      : " is read as its leading number " + quoted(token.substr(0, number.length))) +
+                                  ", as Rodinia's atof reads it");
+      const float v = float(number.value);  // Rodinia: buf[i] = atof(...), a double rounded to float
+      if (!std::isfinite(v))
+        throw input_error(where(at) + "feature " + std::to_string(j + 1) + " of point " + std::to_string(pts.n + 1) + ", " +
+                          quoted(token) + ", is not finite as a float (a point needs finite features to have a nearest centroid)");
       pts.features.push_back(v);
       ++j;
+      at = end;
     }
     if (pts.n == 0) {
-      if (j == 0) in.fail("the first point has no features (each line: an id, then the features)");
+      if (j == 0) throw input_error(where(line.size()) + "the first point has no features (each line: an id, then the features)");
       pts.d = j;
+      first_line = line_no;
     } else if (j < pts.d) {
-      in.fail("point " + std::to_string(pts.n + 1) + " has " + std::to_string(j) + " features, the first point has " +
-              std::to_string(pts.d));
+      throw input_error(where(line.size()) + "point " + std::to_string(pts.n + 1) + " has " + std::to_string(j) +
+                        " features, the first point (line " + std::to_string(first_line) + ") has " + std::to_string(pts.d) +
+                        " (Rodinia's reader would fail on this line)");
+    } else if (const std::size_t more = line.find_first_not_of(feature_ends, at); more != std::string_view::npos) {
+      lenient.note(line_no, where(more) + "tokens after the " + std::to_string(pts.d) + " features of point " + std::to_string(pts.n + 1) +
+                                " are ignored, as Rodinia reads d features per line");
     }
-    in.end_line("the " + std::to_string(pts.d) + " features of point " + std::to_string(pts.n + 1));
     ++pts.n;
-  }
+  });
+  if (pts.n == 0) throw input_error(file + ": the file holds no points (each line: an id, then the features)");
   return pts;
 }
 
-kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path) {
+kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path, leniency& lenient) {
   binary_reader in(path);
   kmeans_points pts;
   pts.n = in.read<std::int32_t>("the point count (int32)");
@@ -58,12 +94,61 @@ kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path) {
   if (pts.n < 1) in.fail("the header's point count is " + std::to_string(pts.n) + " (at least 1)");
   if (pts.d < 1) in.fail("the header's feature count is " + std::to_string(pts.d) + " (at least 1)");
   pts.features = in.read_array<float>(std::uint64_t(pts.n) * std::uint64_t(pts.d), "the n x d float32 features");
-  in.expect_end("the features");
+  if (in.remaining() > 0)
+    lenient.note(1, path.string() + ": " + std::to_string(in.remaining()) + " bytes after the " + std::to_string(pts.n) + " x " +
+                        std::to_string(pts.d) + " features are not read, as Rodinia reads n x d floats and stops");
   for (std::size_t i = 0; i < pts.features.size(); ++i)
     if (!std::isfinite(pts.features[i]))
       in.fail("feature " + std::to_string(i % std::size_t(pts.d) + 1) + " of point " + std::to_string(i / std::size_t(pts.d) + 1) +
-              " is not finite");
+              " is not finite (a point needs finite features to have a nearest centroid)");
   return pts;
+}
+
+kmeans_points read_rodinia_kmeans_text(const std::filesystem::path& path) {
+  leniency lenient;
+  return read_rodinia_kmeans_text(path, lenient);
+}
+
+kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path) {
+  leniency lenient;
+  return read_rodinia_kmeans_binary(path, lenient);
+}
+
+kmeans_centroids read_rodinia_centroids(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  kmeans_centroids c;
+  for_each_line(text, true, [&](std::int64_t line_no, std::string_view line) {
+    // A centroid line: digits, a colon, then numbers; anything else is another line of the output.
+    const std::size_t colon = line.find(':');
+    if (colon == 0 || colon == std::string_view::npos || line.find_first_not_of("0123456789") != colon) return;
+    const auto where = file_line(path, line_no);
+    std::int64_t index = 0;
+    std::from_chars(line.data(), line.data() + colon, index);
+    if (index != c.k)
+      throw input_error(where + "centroid " + std::to_string(index) + " where centroid " + std::to_string(c.k) +
+                        " comes next (Rodinia numbers them 0, 1, ...)");
+    std::int64_t j = 0;
+    for (std::size_t at = colon + 1;;) {
+      at = line.find_first_not_of(" \t", at);
+      if (at == std::string_view::npos) break;
+      const std::size_t end = std::min(line.find_first_of(" \t", at), line.size());
+      double v = 0;
+      const auto r = std::from_chars(line.data() + at, line.data() + end, v);
+      if (r.ec != std::errc{} || r.ptr != line.data() + end)
+        throw input_error(where + "expected a coordinate of centroid " + std::to_string(index) + ", found " + quoted(line.substr(at, end - at)));
+      c.values.push_back(v);
+      ++j;
+      at = end;
+    }
+    if (c.k == 0) c.d = j;
+    if (j == 0 || j != c.d)
+      throw input_error(where + "centroid " + std::to_string(index) + " has " + std::to_string(j) + " coordinates, centroid 0 has " +
+                        std::to_string(c.d));
+    ++c.k;
+  });
+  if (c.k == 0)
+    throw input_error(path.string() + ": no centroid listing (Rodinia's kmeans prints one with -o: a line \"I: x x ...\" per centroid)");
+  return c;
 }
 
 void write_rodinia_kmeans_text(const std::filesystem::path& path, std::int64_t n, std::int64_t d,

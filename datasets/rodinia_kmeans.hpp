@@ -1,17 +1,26 @@
 // Rodinia k-means' input files, so users can bring theirs (`soac run kmeans -i FILE --format F`)
-// and run Rodinia's own program on generated data (`soac gen kmeans --format F`):
-//   text ("rodinia"):       one point per line, an integer id then the point's d features,
-//                           separated by blanks; d is what the first line holds. Blank lines are
-//                           skipped. Rodinia ignores the id, and so does soac.
-//   binary ("rodinia-bin"): int32 n, int32 d, then n * d float32, row-major, little-endian.
-// Features must be finite (a NaN or infinity has no nearest centroid). Every problem is an
-// input_error naming the file (and for text the line and column).
+// and run Rodinia's own program on generated data (`soac gen kmeans --format F`). Both are read as
+// Rodinia's kmeans.c reads them, so every file it runs on runs here with the same numbers:
+//   text ("rodinia"):       a point per line: a first token (the id, never read), then features
+//                           separated by blanks or commas; d is the number of tokens after the id
+//                           on the first line that is not blank. Each later line gives its first d
+//                           tokens to atof (a word reads as 0, "1.5x" as 1.5; the double rounded to
+//                           float) and the rest of the line is ignored. Blank lines are skipped.
+//   binary ("rodinia-bin"): int32 n, int32 d, then n * d float32, row-major, little-endian; bytes
+//                           after them are not read.
+// What Rodinia reads leniently (words, surplus tokens or bytes, lines longer than its 1,024-byte
+// buffer, which it would split) is counted in `lenient`, or refused when it is strict. Refused
+// always, as input_errors naming the file (and line and column): what Rodinia cannot run (a line
+// with fewer than d features, a line of only a carriage return, no points, a short binary file)
+// and features that are not finite floats (they have no nearest centroid).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <vector>
+
+#include "datasets/lenient.hpp"
 
 namespace soac::datasets {
 
@@ -20,6 +29,9 @@ struct kmeans_points {
   std::vector<float> features;  // n * d, row-major
 };
 
+kmeans_points read_rodinia_kmeans_text(const std::filesystem::path& path, leniency& lenient);
+kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path, leniency& lenient);
+// Lenient reading whose notes are dropped (fuzzers, tests).
 kmeans_points read_rodinia_kmeans_text(const std::filesystem::path& path);
 kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path);
 
@@ -29,5 +41,15 @@ void write_rodinia_kmeans_text(const std::filesystem::path& path, std::int64_t n
                                std::span<const float> features);
 void write_rodinia_kmeans_binary(const std::filesystem::path& path, std::int64_t n, std::int64_t d,
                                  std::span<const float> features);
+
+// The centroids Rodinia's kmeans prints with -o ("================= Centroid Coordinates
+// =================", then "I: x x ..." per centroid, each " %.2f"), read from its output (any other
+// lines, such as "iterated 37 times", are skipped). input_error for a listing whose centroids are
+// not numbered 0, 1, ... in order, of different lengths, or none at all.
+struct kmeans_centroids {
+  std::int64_t k = 0, d = 0;
+  std::vector<double> values;  // k * d, as printed
+};
+kmeans_centroids read_rodinia_centroids(const std::filesystem::path& path);
 
 }  // namespace soac::datasets

@@ -1,5 +1,8 @@
 #include "datasets/text_reader.hpp"
 
+#include "datasets/c_numbers.hpp"
+
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -12,7 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-// A token as it appears in an error: at most 40 characters, control characters escaped.
+}  // namespace
+
 std::string quoted(std::string_view token) {
   std::string out = "'";
   for (std::size_t i = 0; i < token.size() && i < 40; ++i) {
@@ -30,6 +34,8 @@ std::string quoted(std::string_view token) {
   return out + "'";
 }
 
+namespace {
+
 template <class T>
 bool parse_number(std::string_view text, T& value) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);  // from_chars takes no '+'
@@ -38,20 +44,22 @@ bool parse_number(std::string_view text, T& value) {
 }
 }  // namespace
 
-text_reader::text_reader(fs::path path) : path_(std::move(path)) {
+std::string read_text_file(const fs::path& path) {
   std::error_code ec;
-  const auto st = fs::status(path_, ec);
-  if (!fs::exists(st)) throw input_error(path_.string() + ": no such file");
-  if (fs::is_directory(st)) throw input_error(path_.string() + ": is a directory, not a text file");
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) throw input_error(path.string() + ": no such file");
+  if (fs::is_directory(st)) throw input_error(path.string() + ": is a directory, not a text file");
   // A device or pipe would be read without end (/dev/zero) or wait for a writer forever.
-  if (!fs::is_regular_file(st)) throw input_error(path_.string() + ": not a regular file");
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw input_error(path_.string() + ": cannot open for reading");
+  if (!fs::is_regular_file(st)) throw input_error(path.string() + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path.string() + ": cannot open for reading");
   std::ostringstream all;
   all << in.rdbuf();
-  if (in.bad()) throw input_error(path_.string() + ": read error");
-  text_ = std::move(all).str();
+  if (in.bad()) throw input_error(path.string() + ": read error");
+  return std::move(all).str();
 }
+
+text_reader::text_reader(fs::path path) : path_(std::move(path)), text_(read_text_file(path_)) {}
 
 bool text_reader::skip_space() {
   while (pos_ < text_.size()) {
@@ -67,6 +75,18 @@ bool text_reader::skip_space() {
     }
   }
   return false;
+}
+
+void text_reader::advance(std::size_t n) {
+  // Searches [pos_, end) only: a search to the end of the file would make stepping through a
+  // long line quadratic.
+  const auto stop = text_.begin() + static_cast<std::ptrdiff_t>(std::min(text_.size(), pos_ + n));
+  for (auto it = text_.begin() + static_cast<std::ptrdiff_t>(pos_); (it = std::find(it, stop, '\n')) != stop;) {
+    ++it;
+    ++line_;
+    line_start_ = static_cast<std::size_t>(it - text_.begin());
+  }
+  pos_ = static_cast<std::size_t>(stop - text_.begin());
 }
 
 bool text_reader::next_on_line() {
@@ -133,6 +153,70 @@ float text_reader::read_float(std::string_view what) {
   float v = 0;
   if (!parse_number(t, v)) fail_at_token("expected " + std::string(what) + " (a number), found " + quoted(t));
   return v;
+}
+
+namespace {
+// The characters fscanf skips before a number.
+bool is_c_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+}  // namespace
+
+std::int64_t text_reader::scan_int(std::string_view what, std::int64_t lo, std::int64_t hi) {
+  const auto t = token(what);
+  const auto number = decimal_prefix(t);
+  if (number.length == 0) fail_at_token("expected " + std::string(what) + " (an integer), found " + quoted(t));
+  pos_ = token_pos_ + number.length;  // the rest of the token is the next read's
+  if (number.value < lo || number.value > hi)
+    fail_at_token(std::string(what) + " is " + std::string(t.substr(0, number.length)) + ", outside [" + std::to_string(lo) + ", " +
+                  std::to_string(hi) + "]");
+  return number.value;
+}
+
+float text_reader::scan_float(std::string_view what) {
+  const auto t = token(what);
+  const auto number = strtof_prefix(t);
+  if (number.length == 0) fail_at_token("expected " + std::string(what) + " (a number), found " + quoted(t));
+  pos_ = token_pos_ + number.length;
+  return number.value;
+}
+
+bool text_reader::try_scan_float(float& value) {
+  if (!skip_space()) return false;
+  std::size_t end = pos_;
+  while (end < text_.size() && !is_blank(text_[end]) && text_[end] != '\n') ++end;
+  const auto number = strtof_prefix(std::string_view(text_).substr(pos_, end - pos_));
+  if (number.length == 0) return false;
+  token_pos_ = pos_;
+  token_line_ = line_;
+  token_line_start_ = line_start_;
+  pos_ += number.length;
+  value = number.value;
+  return true;
+}
+
+text_reader::scan_count text_reader::count_scannable_ints() const {
+  scan_count out;
+  std::size_t pos = pos_;
+  for (;;) {
+    while (pos < text_.size() && is_c_space(text_[pos])) ++pos;
+    std::size_t end = pos;
+    while (end < text_.size() && !is_c_space(text_[end])) ++end;
+    const std::size_t used = decimal_prefix(std::string_view(text_).substr(pos, end - pos)).length;
+    if (used > 0) {
+      ++out.numbers;
+      pos += used;
+      continue;
+    }
+    if (pos < text_.size()) {
+      std::size_t line_begin = pos;
+      while (line_begin > 0 && text_[line_begin - 1] != '\n') --line_begin;
+      const std::size_t column = pos - line_begin + 1;
+      const auto line = 1 + std::count(text_.begin(), text_.begin() + std::ptrdiff_t(pos), '\n');
+      out.stop = std::to_string(line) + ":" + std::to_string(column) + ", where fscanf stops at " +
+                 quoted(std::string_view(text_).substr(pos, end - pos));
+    }
+    return out;
+  }
 }
 
 void text_reader::fail(std::string_view message) const { fail_at(here(), message); }

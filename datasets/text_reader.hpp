@@ -8,6 +8,7 @@
 //   in.end_line("a point");                                         // nothing else may follow
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -16,6 +17,26 @@
 #include "core/error.hpp"
 
 namespace soac::datasets {
+
+// A whole text file; input_error when it is missing, a directory, not a regular file or unreadable.
+std::string read_text_file(const std::filesystem::path& path);
+
+// A token as it appears in an error: quoted, at most 40 characters, control characters escaped.
+std::string quoted(std::string_view token);
+
+// Calls body(line_number, line) for each line of `text`, numbered from 1, without its newline
+// (and, with strip_cr, without a carriage return before it).
+template <class Body>
+void for_each_line(std::string_view text, bool strip_cr, Body&& body) {
+  std::int64_t line_number = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t eol = std::min(text.find('\n', pos), text.size());
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (strip_cr && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    body(++line_number, line);
+  }
+}
 
 class text_reader {
  public:
@@ -31,10 +52,19 @@ class text_reader {
     std::int64_t line = 1, column = 1;
   };
   position here() const { return {line(), column()}; }
+  // Where the last token read (or scanned) began.
+  position token_position() const { return {token_line_, static_cast<std::int64_t>(token_pos_ - token_line_start_) + 1}; }
   // Whitespace-separated tokens from the current position to the end (one pass, no allocation):
   // lets a reader check the counts a header announces against what the file holds before it
   // allocates anything sized by them.
   std::int64_t count_tokens_left() const;
+
+  // Character-level access, for formats whose values are not blank-separated tokens (Futhark's
+  // data files: punctuation, comments, binary blocks): the unread part of the file, its offset
+  // from the start, and a move past `n` of its bytes that keeps the line and column right.
+  std::string_view rest() const { return std::string_view(text_).substr(pos_); }
+  std::size_t offset() const { return pos_; }
+  void advance(std::size_t n);
 
   // Skips all whitespace, newlines included; true when a token follows.
   bool skip_space();
@@ -52,6 +82,23 @@ class text_reader {
   float read_float(std::string_view what);
   // The next token as text.
   std::string_view read_token(std::string_view what);
+
+  // As fscanf's %d and %f read (datasets/c_numbers.hpp): after any whitespace, the longest prefix
+  // of the next token that is a number, leaving the rest of the token to the next read. An input
+  // the original reads with fscanf reads the same numbers here, and where its fscanf would stop
+  // (no number at the next token, or the end), these fail naming the place.
+  std::int64_t scan_int(std::string_view what, std::int64_t lo, std::int64_t hi);
+  float scan_float(std::string_view what);
+  // scan_float that returns false where fscanf would stop (the position is then the start of the
+  // token it stops at, after the whitespace; at_end() tells the end of the file).
+  bool try_scan_float(float& value);
+  // How many scan_int calls would succeed from here, without reading, and where fscanf would stop:
+  // counts that a header announces are checked before anything sized by them is allocated.
+  struct scan_count {
+    std::int64_t numbers = 0;
+    std::string stop;  // "LINE:COLUMN, where fscanf stops at 'x'", or "" at the end of the file
+  };
+  scan_count count_scannable_ints() const;
 
   // input_error "FILE:LINE:COLUMN: message" at the current position (or at the last token read).
   [[noreturn]] void fail(std::string_view message) const;

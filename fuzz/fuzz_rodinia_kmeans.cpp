@@ -14,7 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto write = binary ? datasets::write_rodinia_kmeans_binary : datasets::write_rodinia_kmeans_text;
   fuzz::check_round_trip(
       "kmeans", "points", fuzz::as_text(data + 1, size - 1),
-      binary ? datasets::read_rodinia_kmeans_binary : datasets::read_rodinia_kmeans_text,
+      [binary](const std::filesystem::path& path) {
+        return binary ? datasets::read_rodinia_kmeans_binary(path) : datasets::read_rodinia_kmeans_text(path);
+      },
       [&](const kmeans_points& p, const std::filesystem::path& path) {
         if (static_cast<std::int64_t>(p.features.size()) != p.n * p.d) std::abort();
         return write(path, p.n, p.d, p.features), true;

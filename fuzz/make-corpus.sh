@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 corpus=fuzz/corpus
 rm -rf "$corpus"
-mkdir -p "$corpus"/{app,npy,parboil_histo,parboil_tpacf,rodinia_graph,rodinia_kmeans,image,options}
+mkdir -p "$corpus"/{app,npy,parboil_histo,parboil_tpacf,rodinia_graph,rodinia_kmeans,image,options,futhark_data}
 gen() { "$soac" gen "$@" >/dev/null 2>&1 || { echo "make-corpus: soac gen $* failed" >&2; exit 1; }; }
 
 # Every app's dataset as a bundle, shrunk: APP PRESET [--set K=V ...].
@@ -100,6 +100,21 @@ open(os.path.join(d, "rgb.bmp"), "wb").write(head + body)
 tga = struct.pack("<BBBHHBHHHHBB", 0, 0, 3, 0, 0, 0, 0, 0, w, h, 8, 0) + px
 open(os.path.join(d, "grey.tga"), "wb").write(tga)
 open(os.path.join(d, "wide.ppm"), "wb").write(b"P6 2 1 65535 " + bytes([16] * 12))
+PY
+
+# Futhark's data files (datasets/futhark_data.hpp): text, binary, and both in one file.
+python3 - "$corpus/futhark_data" <<'PY'
+import struct, sys, os
+d = sys.argv[1]
+def binary(type4, dims, fmt, elems):
+    return b"b\x02" + bytes([len(dims)]) + type4 + b"".join(struct.pack("<Q", n) for n in dims) + struct.pack("<" + fmt * len(elems), *elems)
+def put(name, data):
+    open(os.path.join(d, name), "wb").write(data)
+put("text-scalars", b"1i8 -2i16 3 4i64 5u8 6u16 7u32 8u64 1.5f16 2.5f32 3.25 true false f32.nan -f64.inf 0x1F 0b101 1_000\n")
+put("text-arrays", b"-- arrays\n[[1f32, 2f32], [3f32, 4f32],]\nempty([0][3]i32)\n[empty([0]u8), empty([0]u8)]\n[[true], [false]]\n")
+put("binary-i32", binary(b" i32", [3], "i", [7, -8, 9]))
+put("binary-f16-bool", binary(b" f16", [2], "H", [0x3e00, 0xfc00]) + binary(b"bool", [2, 2], "B", [1, 0, 0, 1]))
+put("mixed", b"-- jindex, ntype, facel, pos\n[0, 2, 3]\n19i32 0.5f32\n" + binary(b" f32", [2, 3], "f", [0.5, 1, -2, 0.25, 3, 4]) + b"\n[1.5, 2.5]\n")
 PY
 
 # Option texts: the first byte picks the app and preset, then one value per line.

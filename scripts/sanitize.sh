@@ -22,8 +22,8 @@ if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then ge
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSOAC_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_CUDA_FLAGS_RELEASE=-O1 -DCMAKE_CUDA_ARCHITECTURES=90-virtual >/dev/null
 # The readers' tests, the CLI's (which runs soac, every app), the fuzz targets' replays.
-targets=(soac test_cli test_datasets test_text_and_binary test_formats_rodinia_graph fuzz_all)
-tests=(-R '^(test_cli|test_datasets|test_text_and_binary|test_formats_|fuzz_corpus)')
+targets=(soac test_cli test_datasets test_text_and_binary test_formats_rodinia_graph test_futhark_data fuzz_all)
+tests=(-R '^(test_cli|test_datasets|test_text_and_binary|test_formats_|test_futhark_data|fuzz_corpus)')
 build_args=()
 if [ "${1:-}" = --all ]; then
   shift

@@ -16,6 +16,6 @@ if [ "${SOAC_CI_EXTRAS:-1}" != 0 ]; then
   start=$(date +%s)
   SOAC_SKIP_SETUP=1 scripts/sanitize.sh
   # shellcheck disable=SC2086
-  scripts/fuzz.sh "${SOAC_CI_FUZZ_SECONDS:-15}" ${SOAC_CI_FUZZ_TARGETS:-npy parboil_histo parboil_tpacf rodinia_graph rodinia_kmeans image}
+  scripts/fuzz.sh "${SOAC_CI_FUZZ_SECONDS:-15}" ${SOAC_CI_FUZZ_TARGETS:-npy parboil_histo parboil_tpacf rodinia_graph rodinia_kmeans futhark_data image}
   echo "test: the sanitizer and fuzz steps took $(( $(date +%s) - start )) s"
 fi

@@ -75,6 +75,15 @@ class app_test : public backend_test {
     return apps::find_app(app).validate(r);
   }
 
+  apps::validate_report compare(const std::string& app, const std::filesystem::path& result, const std::filesystem::path& expected,
+                                const std::string& format = "") {
+    apps::compare_request r;
+    r.result = result;
+    r.expected = expected;
+    r.format = format;
+    return apps::find_app(app).compare(r);
+  }
+
   // gen (bundle) -> run -> validate; expects a valid result and returns the run's summary.
   std::string round_trip(const std::string& app, const std::string& preset, const std::string& variant = "",
                          const std::map<std::string, std::string>& overrides = {},

@@ -281,6 +281,28 @@ TEST_P(Bfs, RodiniaFilesInAndOut) {
   EXPECT_NE(text(path("from-17")).substr(0, 10), "0) cost:0\n");
 }
 
+// soac compare against Rodinia's result.txt: every cost equal, else the first and the largest
+// difference named; a file of another form is an input error.
+TEST_P(Bfs, CompareWithRodiniasResultFile) {
+  const auto file = gen("bfs", "4096", "g.txt", {}, "rodinia");
+  run("bfs", {file}, "", {}, "rodinia", path("out"));
+  const auto rodinia = path("rodinia-result.txt");
+  auto cost = datasets::bundle::open(path("out")).read<i32>("cost");
+  std::ofstream(rodinia, std::ios::binary) << datasets::rodinia_costs_text(cost);
+  const auto same = compare("bfs", path("out"), rodinia);
+  EXPECT_TRUE(same.ok) << same.summary;
+  EXPECT_NE(same.summary.find("all 4096 node costs equal Rodinia's"), std::string::npos) << same.summary;
+  cost[9] += 1;
+  cost[100] = -1;
+  std::ofstream(rodinia, std::ios::binary) << datasets::rodinia_costs_text(cost);
+  const auto differ = compare("bfs", path("out"), rodinia);
+  EXPECT_FALSE(differ.ok);
+  EXPECT_NE(differ.summary.find("2 of 4096 node costs differ; the first, node 9"), std::string::npos) << differ.summary;
+  std::ofstream(rodinia, std::ios::binary) << "0) cost:0\nnode 1 cost 1\n";
+  EXPECT_NE(error_of<input_error>([&] { compare("bfs", path("out"), rodinia); }).find("rodinia-result.txt:2:1: expected node 1"),
+            std::string::npos);
+}
+
 TEST_P(Bfs, ValidateCatchesAWrongCostAndADisagreeingTextFile) {
   const auto data = gen("bfs", "tiny", "data");
   run("bfs", {data}, "", {}, "", path("good"));
@@ -345,9 +367,9 @@ TEST_P(Bfs, BadInputIsAClearError) {
             std::string::npos);
   EXPECT_NE(bundle_error(write_bundle("short", {0, 1, 3}, {1, 0}, 0)).find("the last offset is 3 but there are 2 edges"),
             std::string::npos);
-  EXPECT_NE(bundle_error(write_bundle("nosource", {0, 1, 2}, {1, 0}, 2)).find("source = 2 is outside [0, 1]"),
+  EXPECT_NE(bundle_error(write_bundle("nosource", {0, 1, 2}, {1, 0}, 2)).find("params.source must be a node in [0, 1]"),
             std::string::npos);
-  EXPECT_NE(bundle_error(write_bundle("empty", {0}, {}, 0)).find("nodes = 0 is outside"), std::string::npos);
+  EXPECT_NE(bundle_error(write_bundle("empty", {0}, {}, 0)).find("1 <= N < 2^31; found 1"), std::string::npos);
 }
 
 SOAC_INSTANTIATE_APP_BACKENDS(Bfs);

@@ -2,6 +2,7 @@
 // backends, the generator's shape, and the malformed inputs the issue lists.
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
 
@@ -9,6 +10,7 @@
 
 #include "apps/gromacs/gromacs.hpp"
 #include "datasets/bundle.hpp"
+#include "datasets/futhark_data.hpp"
 #include "tests/app_fixture.hpp"
 #include "validate/gromacs.hpp"
 
@@ -110,6 +112,74 @@ TEST_P(GromacsApp, RejectsTruncatedArrays) {
   EXPECT_NE(run_error(data).find("jjnr.npy"), std::string::npos);
 }
 
+// The SC20 artifact's capture, as its Futhark program reads it: jjnr longer than the lists, shiftvec
+// padded past its last whole vector, nbfp beyond 2 ntype^2, forces added into the given faction.
+// A capture-shaped file made from the tiny preset: run, validate and compare with the output the
+// Futhark program would give (the reference, in float).
+TEST_P(GromacsApp, FutharkCaptureOfTheArtifact) {
+  using datasets::futhark_value;
+  using datasets::make_futhark_scalar;
+  using datasets::make_futhark_value;
+  inl1100_data d = apps::gromacs::read_inl1100(datasets::bundle::open(gen("gromacs", "tiny", "original")));
+  std::vector<float> faction(d.pos.size());
+  for (std::size_t k = 0; k < faction.size(); ++k) faction[k] = 0.25f * float(k % 7) - 0.5f;
+  auto i32 = [](std::vector<std::int32_t> a) { return make_futhark_value<std::int32_t>({std::int64_t(a.size())}, a); };
+  auto f32 = [](std::vector<float> a) { return make_futhark_value<float>({std::int64_t(a.size())}, a); };
+  auto jjnr = d.jjnr;
+  auto shiftvec = d.shiftvec, nbfp = d.nbfp;
+  jjnr.insert(jjnr.end(), {1, 2, 3, 4, 5});
+  shiftvec.insert(shiftvec.end(), {9.f, 9.f});
+  nbfp.insert(nbfp.end(), {7.f, 7.f, 7.f});
+  const std::vector<futhark_value> values = {i32(d.jindex), i32(d.iinr), i32(jjnr), i32(d.shift), i32(d.type),
+                                             make_futhark_scalar<std::int32_t>(d.ntype), make_futhark_scalar<float>(d.facel),
+                                             f32(shiftvec), f32(d.pos), f32(faction), f32(d.charge), f32(nbfp)};
+  // The artifact's file is text for the index arrays and binary for the rest.
+  const std::vector<futhark_value> text(values.begin(), values.begin() + 7), binary(values.begin() + 7, values.end());
+  const auto file = path("all-tiny.in");
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << datasets::futhark_values_text(text) << datasets::futhark_values_binary(binary);
+  }
+  const std::string summary = run("gromacs", {file}, "hdw", {}, "futhark", path("out"));
+  EXPECT_NE(summary.find("not read, as the Futhark program reads none of them: 5 of jjnr's values past the last list, 3 of nbfp's "
+                         "values past 2 ntype^2, 2 of shiftvec's values past its last whole vector"),
+            std::string::npos)
+      << summary;
+  const auto report = validate("gromacs", {file}, path("out"), "futhark");
+  EXPECT_TRUE(report.ok) << report.summary;
+  // The forces were added to faction: the result less it is the bundle's run.
+  run("gromacs", {path("original")}, "hdw", {}, "", path("plain"));
+  const auto with = datasets::bundle::open(path("out")).read<float>("faction");
+  const auto without = datasets::bundle::open(path("plain")).read<float>("faction");
+  for (std::size_t k = 0; k < with.size(); k += 37) EXPECT_NEAR(with[k] - faction[k], without[k], 1e-3 * (1 + std::fabs(without[k]))) << k;
+
+  // The program's output file: its faction, here the double reference rounded to float.
+  d.faction = faction;
+  const auto ref = validate::inl1100_reference({d.pos, d.charge, d.nbfp, d.shiftvec, d.faction, d.type, d.iinr, d.shift, d.gid,
+                                                d.jindex, d.jjnr, d.ntype, d.energy_groups, d.facel});
+  std::vector<float> expected(ref.faction.begin(), ref.faction.end());
+  const auto out_file = path("all-tiny.out");
+  datasets::write_futhark_values(out_file, std::vector<futhark_value>{f32(expected)});
+  const auto same = compare("gromacs", path("out"), out_file);
+  EXPECT_TRUE(same.ok) << same.summary;
+  EXPECT_NE(same.summary.find("every one of the 300 particles' forces within twice the float bound"), std::string::npos) << same.summary;
+  expected[3 * 17 + 1] += 1e-2f * (1 + std::fabs(expected[3 * 17 + 1]));
+  datasets::write_futhark_values(out_file, std::vector<futhark_value>{f32(expected)});
+  const auto off = compare("gromacs", path("out"), out_file);
+  EXPECT_FALSE(off.ok);
+  EXPECT_NE(off.summary.find("the largest, particle 17"), std::string::npos) << off.summary;
+
+  // A file of another program: the count of values is named.
+  datasets::write_futhark_values(path("eleven.in"), std::span(values).first(11));
+  EXPECT_NE(error_of<input_error>([&] { run("gromacs", {path("eleven.in")}, "hdw", {}, "futhark"); })
+                .find("holds 11 values, not the 12 arguments of gromacs-inl1100-hdw.fut's entry main"),
+            std::string::npos);
+  // gen writes the same form, which the run reads back to the bundle's forces.
+  gen("gromacs", "tiny", "gen.in", {}, "futhark");
+  run("gromacs", {path("gen.in")}, "hdw", {}, "futhark", path("gen-out"));
+  EXPECT_EQ(datasets::bundle::open(path("gen-out")).read<float>("faction").size(), without.size());
+}
+
 SOAC_INSTANTIATE_APP_BACKENDS(GromacsApp);
 
 // The generator (backend-independent): sizes near the preset's, every listed pair within the
@@ -118,7 +188,7 @@ TEST(GromacsGenerator, ListsHaveThePresetShape) {
   const auto& app = apps::find_app("gromacs");
   const auto params = app.resolve_params("small", {});
   const inl1100_data d = apps::gromacs::generate_inl1100(params, 7);
-  apps::gromacs::check_inl1100(d, "generated");
+  apps::gromacs::check_inl1100(d, {"generated"});
   EXPECT_EQ(d.particles(), 4000);
   EXPECT_NEAR(double(d.pairs()), 238000.0, 238000.0 * 0.05);
   EXPECT_NEAR(double(d.lists()), 9000.0, 9000.0 * 0.05);  // lists split to reach it

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "datasets/bundle.hpp"
+#include "datasets/futhark_data.hpp"
 #include "datasets/parboil_histo.hpp"
 #include "tests/app_fixture.hpp"
 #include "validate/histo.hpp"
@@ -89,7 +90,12 @@ TEST_P(Histo, FileRoundTripAndBadFiles) {
   EXPECT_NE(message("truncated.bin", little_endian({3, 2, 4, 2, 0, 1, 2, 3, 4})).find("too few for the image"), std::string::npos);
   EXPECT_NE(message("beyond.bin", little_endian({3, 2, 4, 2, 0, 1, 2, 3, 8, 5})).find("pixel (1, 1) holds bin 8, beyond the 4 x 2"),
             std::string::npos);
-  EXPECT_NE(message("trailing.bin", little_endian({1, 1, 4, 2, 0, 9})).find("unexpected bytes"), std::string::npos);
+  // Bytes after the image are not read, as Parboil reads it; strict reading refuses them.
+  datasets::leniency lenient;
+  EXPECT_EQ(datasets::read_parboil_histo(write("trailing.bin", little_endian({1, 1, 4, 2, 0, 9})), lenient).bins, std::vector<std::uint32_t>{0});
+  EXPECT_NE(lenient.first().find("4 bytes after the 1 x 1 image are not read"), std::string::npos) << lenient.first();
+  datasets::leniency strict(true, "Parboil's histo");
+  EXPECT_NE(error_of<input_error>([&] { datasets::read_parboil_histo(path("trailing.bin"), strict); }).find("strict=1"), std::string::npos);
   EXPECT_NE(message("nobins.bin", little_endian({1, 1, 0, 2, 0})).find("no bins"), std::string::npos);
   EXPECT_NE(message("nopixels.bin", little_endian({0, 2, 4, 2, 0, 1})).find("a 0 x 2 image: no pixels"), std::string::npos);
   EXPECT_NE(message("huge.bin", little_endian({1, 1, 65536, 65536, 0})).find("beyond 32-bit"), std::string::npos);
@@ -162,6 +168,52 @@ TEST_P(Histo, ParboilFormatAndCorruptedResults) {
   report = validate("histo", {file}, result, "parboil");
   EXPECT_FALSE(report.ok);
   EXPECT_NE(report.summary.find("bin 5 "), std::string::npos) << report.summary;
+}
+
+// soac compare against Parboil's BMP: identical bytes, else the pixels that differ, named.
+TEST_P(Histo, CompareWithParboilsBmp) {
+  const auto file = gen("histo", "tiny", "img.bin", {}, "parboil");
+  run("histo", {file}, "", {}, "parboil", path("out"));
+  std::string bmp = read(path("out") / "histo.bmp");
+  const auto parboil = write("ref.bmp", bmp);
+  const auto same = compare("histo", path("out"), parboil);
+  EXPECT_TRUE(same.ok) << same.summary;
+  EXPECT_NE(same.summary.find("identical to ref.bmp, byte for byte"), std::string::npos) << same.summary;
+  // The red byte of the first pixel of the last BMP row (the histogram's row 0) off by 40.
+  bmp[54 + 2] = char(std::uint8_t(bmp[54 + 2]) ^ 40);
+  write("ref.bmp", bmp);
+  const auto differ = compare("histo", path("out"), parboil);
+  EXPECT_FALSE(differ.ok);
+  const auto in = datasets::read_parboil_histo(file);
+  EXPECT_NE(differ.summary.find("about 1 pixels differ; the first at (x 0, y " + std::to_string(in.histo_height - 1) + ")"),
+            std::string::npos)
+      << differ.summary;
+  write("ref.bmp", "P6 not a bmp");
+  EXPECT_NE(error_of<input_error>([&] { compare("histo", path("out"), parboil); }).find("not a BMP"), std::string::npos);
+}
+
+// The SC20 artifact's form (benchmarks/parboil/histo.fut): gen writes it, run and validate read it,
+// and compare checks the counts the Futhark program outputs.
+TEST_P(Histo, FutharkFormOfTheArtifact) {
+  const auto file = gen("histo", "tiny", "tiny.in", {}, "futhark");
+  run("histo", {file}, "", {}, "futhark", path("out"));
+  EXPECT_TRUE(validate("histo", {file}, path("out"), "futhark").ok);
+  // The same image as Parboil's file gives the same counters.
+  const auto parboil = gen("histo", "tiny", "img.bin", {}, "parboil");
+  run("histo", {parboil}, "", {}, "parboil", path("out-parboil"));
+  const auto counts = datasets::bundle::open(path("out")).read<std::uint8_t>("histo");
+  EXPECT_EQ(counts, datasets::bundle::open(path("out-parboil")).read<std::uint8_t>("histo"));
+  std::vector<std::int32_t> theirs(counts.begin(), counts.end());
+  const auto expected = path("tiny.out");
+  datasets::write_futhark_values(expected, std::vector<datasets::futhark_value>{
+                                               datasets::make_futhark_value<std::int32_t>({std::int64_t(theirs.size())}, theirs)});
+  EXPECT_TRUE(compare("histo", path("out"), expected, "futhark").ok);
+  theirs[3] += 1;
+  datasets::write_futhark_values(expected, std::vector<datasets::futhark_value>{
+                                               datasets::make_futhark_value<std::int32_t>({std::int64_t(theirs.size())}, theirs)});
+  const auto off = compare("histo", path("out"), expected, "futhark");
+  EXPECT_FALSE(off.ok);
+  EXPECT_NE(off.summary.find("1 of " + std::to_string(theirs.size()) + " counts differ; the first, bin 3"), std::string::npos) << off.summary;
 }
 
 // The Parboil-shaped preset: 1M pixels into 1M bins.

@@ -197,7 +197,7 @@ TEST_P(ImgregApp, RejectsBadImages) {
   out.params() = apps::find_app("imgreg").find_preset("tiny").params;
   out.params().update({{"width", 10}, {"height", 10}});
   out.finish();
-  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {path("flat")}); }).find("shape (100,), but the manifest says height x width"),
+  EXPECT_NE(error_of<input_error>([&] { run("imgreg", {path("flat")}); }).find("shape (100,); the fixed and moving images must both be height x width"),
             std::string::npos);
 }
 

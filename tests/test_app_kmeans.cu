@@ -100,12 +100,12 @@ TEST_P(KmeansApp, StoppingAtTheThresholdUndoesTheIterationQueuedAhead) {
   // exactly what stopping by max_iterations = i leaves (same centroids, memberships, objective).
   const auto data = gen("kmeans", "tiny-uniform", "data");
   for (const std::string variant : {"hist", "segreduce,distances=gemm"}) {
-    run("kmeans", {data}, variant, {{"threshold", "0.2"}}, "", path("by-threshold"));
+    run("kmeans", {data}, variant, {{"threshold_fraction", "0.2"}}, "", path("by-threshold"));
     const auto a = datasets::bundle::open(path("by-threshold"));
     const auto iterations = a.info()["iterations"].get<std::int64_t>();
     ASSERT_GT(iterations, 1);
     ASSERT_LT(iterations, 10);
-    run("kmeans", {data}, variant, {{"max_iterations", std::to_string(iterations)}, {"threshold", "0"}}, "", path("by-count"));
+    run("kmeans", {data}, variant, {{"max_iterations", std::to_string(iterations)}, {"threshold", "-1"}}, "", path("by-count"));
     const auto b = datasets::bundle::open(path("by-count"));
     EXPECT_EQ(b.info()["iterations"].get<std::int64_t>(), iterations);
     EXPECT_EQ(a.read<float>("centroids"), b.read<float>("centroids")) << variant;
@@ -141,7 +141,10 @@ TEST_P(KmeansApp, ResultHoldsTheClusteringAndRodiniasListing) {
   const auto changed = r.read<std::int64_t>("changed");
   ASSERT_EQ(std::int64_t(changed.size()), r.info()["iterations"].get<std::int64_t>());
   EXPECT_EQ(changed.front(), 3000);  // every point changes in the first iteration
-  EXPECT_LE(double(changed.back()), 0.001 * 3000);
+  EXPECT_EQ(changed.back(), 0);  // Rodinia's rule: until no point changes cluster
+  EXPECT_EQ(r.params()["threshold"], 0.001);
+  EXPECT_EQ(r.params()["max_iterations"], 501);
+  EXPECT_NEAR(r.info()["rmse"].get<double>(), std::sqrt(r.info()["objective"].get<double>() / 3000), 1e-12);
   ASSERT_TRUE(r.has_file("centroids.txt"));
   std::ifstream listing(r.file_path("centroids.txt"));
   std::stringstream text;
@@ -229,17 +232,82 @@ TEST_P(KmeansApp, HandWrittenRodiniaTextFile) {
   EXPECT_TRUE(validate("kmeans", {file}, path("result"), "rodinia").ok);
 }
 
+// Rodinia's shipped kdd_cup and 204800.txt each hold a line with the KDD Cup source's text fields
+// (more tokens than the first line, words among them): Rodinia's atof reads the words as 0 and its
+// loop ignores the tokens after the first d; soac reads the file the same way and says so.
+TEST_P(KmeansApp, RodiniaTextIsReadAsRodiniasAtofReadsIt) {
+  const auto file = write("kdd.txt", "1 0.5 1 2\n2 0 tcp 3.5x 334 1684 SF\n3 7,8,9\n\n4 1e1 -2 0x10\n5 2 3 4 extra\n");
+  ::testing::internal::CaptureStderr();
+  run_file(file, "rodinia", {{"k", "2"}});
+  const std::string notes = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(notes.find("kdd.txt:2:5: 'tcp' is not a number: read as 0, as Rodinia's atof reads it (2 places read leniently"),
+            std::string::npos)
+      << notes;
+  EXPECT_EQ(std::count(notes.begin(), notes.end(), '\n'), 1) << notes;
+  EXPECT_EQ(datasets::read_rodinia_kmeans_text(file).features, (std::vector<float>{0.5f, 1, 2, 0, 0, 3.5f, 7, 8, 9, 10, -2, 16, 2, 3, 4}));
+  EXPECT_TRUE(validate("kmeans", {file}, path("result"), "rodinia").ok);
+  // strict=1 refuses the first such place.
+  const auto e = error_of<input_error>([&] { run_file(file, "rodinia", {{"k", "2"}, {"strict", "1"}}); });
+  EXPECT_NE(e.find("kdd.txt:2:5: 'tcp' is not a number"), std::string::npos) << e;
+  EXPECT_NE(e.find("strict=1"), std::string::npos) << e;
+  // Surplus tokens alone are also lenient.
+  const auto surplus = write("s.txt", "1 0.5 0.5\n2 0.5 0.5 0.7\n");
+  EXPECT_NE(error_of<input_error>([&] { run_file(surplus, "rodinia", {{"k", "1"}, {"strict", "1"}}); })
+                .find("s.txt:2:11: tokens after the 2 features of point 2 are ignored"),
+            std::string::npos);
+}
+
+// soac compare reads the centroids Rodinia prints with -o (its other output lines skipped) and
+// checks each coordinate within half the printed unit (plus 1e-4 relative).
+TEST_P(KmeansApp, CompareWithRodiniasPrintedCentroids) {
+  const auto file = gen("kmeans", "tiny", "points.txt", {}, "rodinia");
+  run_file(file, "rodinia");
+  const auto centroids = datasets::bundle::open(path("result")).read<float>("centroids");
+  const auto printed = [&](float shift) {
+    std::string out = "\nI/O completed\n\nNumber of objects: 3000\nNumber of features: 6\niterated 9 times\n"
+                      "\n================= Centroid Coordinates =================\n";
+    char buf[32];
+    for (int c = 0; c < 5; ++c) {
+      out += std::to_string(c) + ":";
+      for (int j = 0; j < 6; ++j) {
+        std::snprintf(buf, sizeof buf, " %.2f", double(centroids[std::size_t(c * 6 + j)] + (c == 3 && j == 4 ? shift : 0.f)));
+        out += buf;
+      }
+      out += "\n\n";
+    }
+    return write("rodinia.out", out + "Number of Iteration: 1\n");
+  };
+  const auto same = compare("kmeans", path("result"), printed(0));
+  EXPECT_TRUE(same.ok) << same.summary;
+  EXPECT_NE(same.summary.find("all 30 centroid coordinates agree with Rodinia's printed ones (5 centroids of 6)"), std::string::npos)
+      << same.summary;
+  const auto off = compare("kmeans", path("result"), printed(0.03f));
+  EXPECT_FALSE(off.ok);
+  EXPECT_NE(off.summary.find("1 of 30 centroid coordinates differ"), std::string::npos) << off.summary;
+  EXPECT_NE(off.summary.find("the largest difference at centroid 3 coordinate 4"), std::string::npos) << off.summary;
+  // The listing of another k, and files that hold none or number it wrongly.
+  run_file(file, "rodinia", {{"k", "4"}});
+  EXPECT_FALSE(compare("kmeans", path("result"), printed(0)).ok);
+  EXPECT_NE(error_of<input_error>([&] { compare("kmeans", path("result"), write("none.out", "iterated 3 times\n")); })
+                .find("no centroid listing"),
+            std::string::npos);
+  EXPECT_NE(error_of<input_error>([&] { compare("kmeans", path("result"), write("order.out", "0: 1.00\n2: 3.00\n")); })
+                .find("order.out:2: centroid 2 where centroid 1 comes next"),
+            std::string::npos);
+}
+
 TEST_P(KmeansApp, BadTextFilesNameTheFileAndPlace) {
   struct bad_case {
     std::string text, expected;
   };
+  // Only what Rodinia's reader cannot run (or no centroid can be nearest to) is refused.
   const bad_case cases[] = {
-      {"1 0.5 0.5\n2 0.5\n", "p.txt:2:6: point 2 has 1 features, the first point has 2"},
-      {"1 0.5 0.5\n2 0.5 0.5 0.7\n", "p.txt:2:11: unexpected '0.7' after the 2 features of point 2"},
-      {"1 0.5 0.5\n2 0.5 abc\n", "p.txt:2:7: expected a feature (a number), found 'abc'"},
-      {"x 0.5 0.5\n", "p.txt:1:1: expected the point id (an integer), found 'x'"},
+      {"1 0.5 0.5\n2 0.5\n", "p.txt:2:6: point 2 has 1 features, the first point (line 1) has 2"},
       {"1\n2\n", "p.txt:1:2: the first point has no features"},
-      {"1 0.5 nan\n", "p.txt:1:7: feature 2 of point 1 is not finite"},
+      {"1 0.5 nan\n", "p.txt:1:7: feature 2 of point 1, 'nan', is not finite"},
+      {"1 0.5 1e39\n", "p.txt:1:7: feature 2 of point 1, '1e39', is not finite as a float"},
+      // A CRLF blank line is a point without features to Rodinia's strtok, which then fails.
+      {"1 0.5 0.5\r\n\r\n2 1 1\r\n", "p.txt:2:2: point 2 has 0 features, the first point (line 1) has 2"},
       {"\n \n", "the file holds no points"},
   };
   for (const auto& c : cases) {
@@ -264,7 +332,6 @@ TEST_P(KmeansApp, BadBinaryFilesAreInputErrors) {
   };
   const bad_case cases[] = {
       {binary_points(10, 4, 39), "too few for the n x d float32 features (40 x 4 bytes)"},
-      {binary_points(10, 4, 41), "4 unexpected bytes after the features"},
       {binary_points(0, 4, 0), "the header's point count is 0"},
       {binary_points(3, 0, 0), "the header's feature count is 0"},
       {binary_points(-5, 4, 0), "the header's point count is -5"},
@@ -279,6 +346,24 @@ TEST_P(KmeansApp, BadBinaryFilesAreInputErrors) {
   }
 }
 
+TEST_P(KmeansApp, RodiniaBinaryBytesAfterTheFeaturesAreNotRead) {
+  const auto file = write("p.bin", binary_points(10, 4, 41));
+  run_file(file, "rodinia-bin", {{"k", "2"}});
+  EXPECT_EQ(datasets::bundle::open(path("result")).read<std::int32_t>("membership").size(), 10u);
+  EXPECT_NE(error_of<input_error>([&] { run_file(file, "rodinia-bin", {{"k", "2"}, {"strict", "1"}}); })
+                .find("4 bytes after the 10 x 4 features are not read"),
+            std::string::npos);
+}
+
+TEST_P(KmeansApp, RodiniasInitialCentroidsForMoreThanHalfThePoints) {
+  // Rodinia's swap loop picks points 0, 1, 2, 1, 0 as the 5 initial centroids of 5 points.
+  const auto file = write("p.txt", "1 0\n2 10\n3 20\n4 30\n5 40\n");
+  run_file(file, "rodinia", {{"k", "5"}, {"max_iterations", "1"}});
+  const auto r = datasets::bundle::open(path("result"));
+  EXPECT_EQ(r.read<float>("initial_centroids"), (std::vector<float>{0, 10, 20, 10, 0}));
+  EXPECT_TRUE(validate("kmeans", {file}, path("result"), "rodinia").ok);
+}
+
 TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
   const auto file = write("p.txt", "1 0\n2 1\n3 2\n");
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "4"}}); }).find("k = 4 exceeds the 3 points"),
@@ -288,7 +373,8 @@ TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "two"}}); }).find("is not a number"), std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}, {"init", "random"}}); }).find("init must be first or kmeans++"),
             std::string::npos);
-  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}, {"threshold", "2"}}); }).find("threshold"), std::string::npos);
+  EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}, {"threshold_fraction", "2"}}); }).find("threshold_fraction"),
+            std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "rodinia,distances=gemm"); }).find("takes no settings"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "hist,distances=fast"); }).find("distances must be"),
@@ -307,7 +393,7 @@ TEST_P(KmeansApp, BadSettingsAreUsageErrors) {
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { run_file(file, "rodinia", {{"k", "2"}}, "segreduce,sums=vec4"); }).find("not 'sums'"),
             std::string::npos);
-  EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"k", "5000"}}); }).find("k = 5000 exceeds n = 3000"),
+  EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"k", "5000"}}); }).find("k = 5000 exceeds the 3000 points"),
             std::string::npos);
   EXPECT_NE(error_of<usage_error>([&] { gen("kmeans", "tiny", "g", {{"d", "0"}}); }).find("parameter d = 0"), std::string::npos);
 }
@@ -431,13 +517,26 @@ TEST(KmeansValidator, ReferenceStopsAtTheThreshold) {
   // Two clusters, both initial centroids in the left one.
   const std::vector<float> x = {0.f, 0.1f, 5.f, 5.1f};
   const std::vector<float> initial = {0.f, 0.1f};
-  const auto run = validate::kmeans_reference(x, 4, 1, 2, initial, 0.0, 100);
+  const auto run = validate::kmeans_reference(x, 4, 1, 2, initial, {.threshold = 0.0, .max_iterations = 100});
   // 4 changes (from none), then point 1 moves to the left cluster, then nothing changes.
   EXPECT_EQ(run.changed, (std::vector<std::int64_t>{4, 1, 0}));
   EXPECT_EQ(run.iterations, 3);
   EXPECT_EQ(run.membership, (std::vector<std::int32_t>{0, 0, 1, 1}));
   EXPECT_EQ(run.first_membership, (std::vector<std::int32_t>{0, 1, 1, 1}));
   EXPECT_NEAR(run.objective, 4 * 0.0025, 1e-7);  // every point 0.05 from its centroid
+}
+
+TEST(KmeansValidator, RodiniasStoppingRuleAndInitialPick) {
+  const validate::kmeans_stop_rule rodinia;  // the defaults: -t 0.001 against a count, 501 iterations
+  EXPECT_FALSE(rodinia.converged(1, 1'000'000));
+  EXPECT_TRUE(rodinia.converged(0, 1'000'000));
+  EXPECT_EQ(rodinia.max_iterations, 501);
+  const validate::kmeans_stop_rule fraction{.threshold = -1, .threshold_fraction = 0.001};
+  EXPECT_TRUE(fraction.converged(1000, 1'000'000));
+  EXPECT_FALSE(fraction.converged(1001, 1'000'000));
+  std::vector<std::int64_t> picks;
+  for (int i = 0; i < 6; ++i) picks.push_back(validate::rodinia_initial_point(6, i));
+  EXPECT_EQ(picks, (std::vector<std::int64_t>{0, 1, 2, 2, 1, 0}));
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ class Cli : public ::testing::Test {
 
 TEST_F(Cli, HelpForEveryCommand) {
   EXPECT_OUTCOME(soac_cli("--help"), 0, "usage: soac <command>");
-  for (const char* c : {"list", "info", "gen", "run", "validate", "bench"})
+  for (const char* c : {"list", "info", "gen", "run", "validate", "compare", "bench"})
     EXPECT_OUTCOME(soac_cli(std::string(c) + " --help"), 0, "--backend");
   EXPECT_OUTCOME(soac_cli(""), exit_code::usage, "usage: soac <command>");
   EXPECT_OUTCOME(soac_cli("--version"), 0, "soac ");
@@ -95,7 +95,13 @@ TEST_F(Cli, KmeansOnRodiniasFilesAndTheirErrors) {
   EXPECT_OUTCOME(soac_cli("validate kmeans --format rodinia -i " + path("p.txt") + " -r " + path("r")), 0, "VALID");
   std::ofstream(path("ragged.txt")) << "1 0.5 0.5\n2 0.5\n";
   EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia -i " + path("ragged.txt")), exit_code::input,
-                 "ragged.txt:2:6: point 2 has 1 features, the first point has 2");
+                 "ragged.txt:2:6: point 2 has 1 features, the first point (line 1) has 2");
+  // What Rodinia reads leniently is one note on stderr, and strict=1 refuses it.
+  std::ofstream(path("word.txt")) << "1 0.5 0.5\n2 0.5 tcp\n3 1 1\n";
+  EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia -i " + path("word.txt") + " --set k=2 -o " + path("w")), 0,
+                 "word.txt:2:7: 'tcp' is not a number: read as 0, as Rodinia's atof reads it (--set strict=1 refuses such input)");
+  EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia -i " + path("word.txt") + " --set k=2 --set strict=1"),
+                 exit_code::input, "refused by strict=1");
   std::ofstream(path("short.bin"), std::ios::binary) << std::string("\x05\x00\x00\x00\x02\x00\x00\x00", 8);
   EXPECT_OUTCOME(soac_cli("run kmeans --backend host --format rodinia-bin -i " + path("short.bin")), exit_code::input,
                  "too few for the n x d float32 features");
@@ -222,7 +228,7 @@ TEST_F(Cli, ManifestParametersAreCheckedWhereTheyEnter) {
   };
   // RF = 0 divided by zero (SIGFPE) in run and validate.
   const auto rf0 = hist_with("rf0", "RF", 0);
-  EXPECT_OUTCOME(soac_cli("run hist --backend host -i " + rf0 + " -o " + path("out")), exit_code::input, "RF >= 1");
+  EXPECT_OUTCOME(soac_cli("run hist --backend host -i " + rf0 + " -o " + path("out")), exit_code::input, "parameter RF = 0 is outside [1,");
   ASSERT_EQ(soac_cli("gen hist --preset tiny -o " + path("good")).code, 0);
   ASSERT_EQ(soac_cli("run hist --backend host -i " + path("good") + " -o " + path("good.out")).code, 0);
   EXPECT_OUTCOME(soac_cli("validate hist -i " + rf0 + " -r " + path("good.out")), exit_code::input, "manifest.json");
@@ -250,6 +256,39 @@ TEST_F(Cli, ManifestParametersAreCheckedWhereTheyEnter) {
   // gen writes what run refuses: the same check refuses it in gen.
   EXPECT_OUTCOME(soac_cli("gen hist --preset tiny --set op=foo -o " + path("foo")), exit_code::usage, "op must be");
   EXPECT_FALSE(fs::exists(path("foo") + "/manifest.json"));
+}
+
+// A dataset is checked for what its computation needs, never for the generator's settings: a
+// capture of SPEC's inl1100 input has 19 atom types and no density, which gen would refuse.
+TEST_F(Cli, DatasetsAreNotCheckedForTheGeneratorsSettings) {
+  ASSERT_EQ(soac_cli("gen gromacs --preset tiny -o " + path("g")).code, 0);
+  nlohmann::json manifest;
+  std::ifstream(path("g") + "/manifest.json") >> manifest;
+  manifest["params"]["types"] = 19;
+  manifest["params"]["density"] = 1e6;
+  manifest["params"].erase("pairs");
+  std::ofstream(path("g") + "/manifest.json") << manifest.dump();
+  EXPECT_OUTCOME(soac_cli("run gromacs --backend host -i " + path("g") + " -o " + path("g.out")), exit_code::ok, "gromacs inl1100");
+  EXPECT_OUTCOME(soac_cli("validate gromacs -i " + path("g") + " -r " + path("g.out")), exit_code::ok, "VALID");
+  // What the computation reads is still checked: the particles the manifest counts.
+  manifest["params"]["particles"] = 301;
+  std::ofstream(path("g") + "/manifest.json") << manifest.dump();
+  EXPECT_OUTCOME(soac_cli("run gromacs --backend host -i " + path("g") + " -o " + path("g.out")), exit_code::input,
+                 "the manifest's particles says 301");
+  // gen itself still checks them.
+  EXPECT_OUTCOME(soac_cli("gen gromacs --preset tiny --set types=19 -o " + path("g2")), exit_code::usage, "types");
+}
+
+TEST_F(Cli, CompareNamesWhatItCannotDo) {
+  ASSERT_EQ(soac_cli("gen scatter --preset tiny -o " + path("s")).code, 0);
+  ASSERT_EQ(soac_cli("run scatter --backend host -i " + path("s") + " -o " + path("s.out")).code, 0);
+  EXPECT_OUTCOME(soac_cli("compare scatter -r " + path("s.out") + " --expected " + path("s.out")), exit_code::usage,
+                 "scatter has no original program's output to compare with");
+  EXPECT_OUTCOME(soac_cli("compare bfs -r " + path("s.out")), exit_code::usage, "expected");
+  EXPECT_OUTCOME(soac_cli("compare bfs -r " + path("s.out") + " --expected x --format parboil"), exit_code::usage,
+                 "unknown --format 'parboil' (known: rodinia)");
+  const auto list = soac_cli("list");
+  EXPECT_NE(list.output.find("original outputs (soac compare"), std::string::npos);
 }
 
 // Integer sums that overflow int32 were undefined on the host and wrapped on the GPU; such data is

@@ -32,6 +32,7 @@ namespace soac::validate {
 
 struct inl1100_input {
   std::span<const float> pos, charge, nbfp, shiftvec;
+  std::span<const float> faction;  // the forces are added to it (3P); empty: 0
   std::span<const std::int32_t> type, iinr, shift, gid, jindex, jjnr;
   int ntype = 0, energy_groups = 0;
   float facel = 0;
@@ -59,6 +60,14 @@ inline inl1100_sums inl1100_reference(const inl1100_input& in) {
   r.Vc_scale.assign(G, 0.0);
   r.Vnb_scale.assign(G, 0.0);
   r.faction_terms.assign(P, 0);
+  // A starting faction is one more term of each particle's sum.
+  if (!in.faction.empty())
+    for (std::size_t p = 0; p < P; ++p) {
+      double norm = 0;
+      for (int c = 0; c < 3; ++c) r.faction[3 * p + c] = in.faction[3 * p + c], norm += double(in.faction[3 * p + c]) * in.faction[3 * p + c];
+      r.faction_scale[p] = std::sqrt(norm);
+      r.faction_terms[p] = 1;
+    }
   r.fshift_terms.assign(nshift, 0);
   r.Vc_terms.assign(G, 0);
   r.Vnb_terms.assign(G, 0);

@@ -85,6 +85,28 @@ double kmeans_objective(std::span<const float> x, std::int64_t n, std::int64_t d
   return total;
 }
 
+// Rodinia kmeans' defaults: -t 0.001 compared with a count of points, so it iterates until no point
+// changes cluster; its do-while tests `loop++ < 500` after each iteration, so 501 run at most.
+inline constexpr double rodinia_threshold = 0.001;
+inline constexpr std::int64_t rodinia_max_iterations = 501;
+
+// When Lloyd's iterations stop: after max_iterations, or after an iteration in which at most
+// `threshold` points (Rodinia's rule) or at most threshold_fraction * n points changed cluster.
+struct kmeans_stop_rule {
+  double threshold = rodinia_threshold;
+  double threshold_fraction = 0;
+  std::int64_t max_iterations = rodinia_max_iterations;
+
+  bool converged(std::int64_t changed, std::int64_t n) const {
+    return double(changed) <= threshold || double(changed) <= threshold_fraction * double(n);
+  }
+};
+
+// The point Rodinia takes as initial centroid i of n points: its loop picks initial[i] and swaps it
+// with the last unpicked entry, so centroid i is point i while i <= (n - 1) / 2, and beyond that
+// point n - 1 - i (k > n / 2 repeats points).
+inline std::int64_t rodinia_initial_point(std::int64_t n, std::int64_t i) { return 2 * i <= n - 1 ? i : n - 1 - i; }
+
 struct kmeans_run {
   std::vector<double> centroids;           // k * d, after the last update
   std::vector<std::int32_t> membership;    // n, from the last assignment
@@ -95,15 +117,14 @@ struct kmeans_run {
 };
 
 // Lloyd's algorithm from `initial` (k * d): assign every point to its nearest centroid, move every
-// non-empty cluster's centroid to the mean of its points (an empty one keeps its centroid), and
-// stop after max_iterations or once at most threshold * n points changed cluster (every point
-// changes in the first iteration).
+// non-empty cluster's centroid to the mean of its points (an empty one keeps its centroid), until
+// `stop` says so (every point changes in the first iteration).
 inline kmeans_run kmeans_reference(std::span<const float> x, std::int64_t n, std::int64_t d, std::int64_t k,
-                                   std::span<const float> initial, double threshold, std::int64_t max_iterations) {
+                                   std::span<const float> initial, const kmeans_stop_rule& stop) {
   kmeans_run run;
   run.centroids.assign(initial.begin(), initial.end());
   std::vector<std::int32_t> previous(static_cast<std::size_t>(n), -1);
-  for (std::int64_t it = 1; it <= max_iterations; ++it) {
+  for (std::int64_t it = 1; it <= stop.max_iterations; ++it) {
     run.membership = kmeans_assign(x, n, d, run.centroids.data(), k);
     if (it == 1) run.first_membership = run.membership;
     std::int64_t changed = 0;
@@ -122,7 +143,7 @@ inline kmeans_run kmeans_reference(std::span<const float> x, std::int64_t n, std
     run.changed.push_back(changed);
     run.iterations = it;
     previous = run.membership;
-    if (double(changed) <= threshold * double(n)) break;
+    if (stop.converged(changed, n)) break;
   }
   run.objective = kmeans_objective(x, n, d, run.centroids.data(), std::span<const std::int32_t>(run.membership));
   return run;

@@ -124,27 +124,33 @@ inline report compare_exactly(const pair_counts& expected, const pair_counts& go
   return r;
 }
 
+// The 60 numbers of the result file, in its order.
+inline std::vector<double> parboil_printed(const pair_counts& p) {
+  std::vector<double> out;
+  for (int k = 1; k + 1 < counters; ++k)
+    for (const auto* c : {&p.dd, &p.dr, &p.rr}) out.push_back(double((*c)[std::size_t(k)]));
+  return out;
+}
+
+// Where the i-th number of the result file belongs: "DR bin 20".
+inline std::string parboil_printed_name(std::size_t i) {
+  const char* kinds[3] = {"DD", "DR", "RR"};
+  return std::string(kinds[i % 3]) + " bin " + std::to_string(i / 3 + 1);
+}
+
 // Parboil's tools/compare-output: the 60 numbers of its result file (bins 1 .. 20, DD DR RR
 // each) compared in groups, a number failing when it differs from the reference by more than
 // both the group's relative tolerance (of the reference) and its absolute one; and the total of
 // the result may fall short of the reference's by at most 0.01%. The first bins hold the fewest
 // pairs and the ones nearest a float's resolution of the dot product (1 arcminute is a dot
 // product 4e-8 below 1, under one float step there), hence the loose tolerances there.
-inline report check_parboil_tolerances(const pair_counts& reference, const pair_counts& got) {
+inline report check_parboil_printed(std::span<const double> ref, std::span<const double> cmp) {
   struct group {
     int end;
     double rel, abs;
   };
   constexpr group groups[] = {{3, 0.10, 3}, {6, 0.35, 20}, {9, 0.05, 10}, {12, 0.02, 10},
                               {21, 0.01, 10}, {32, 0.001, 10}, {60, 0.001, 10000}};
-  // The numbers in the order of the result file.
-  const auto printed = [](const pair_counts& p) {
-    std::vector<double> out;
-    for (int k = 1; k + 1 < counters; ++k)
-      for (const auto* c : {&p.dd, &p.dr, &p.rr}) out.push_back(double((*c)[std::size_t(k)]));
-    return out;
-  };
-  const std::vector<double> ref = printed(reference), cmp = printed(got);
   report r;
   int at = 0;
   double ref_total = 0, cmp_total = 0;
@@ -155,9 +161,8 @@ inline report check_parboil_tolerances(const pair_counts& reference, const pair_
       cmp_total += cmp[std::size_t(at)];
       const double diff = std::fabs(ref[std::size_t(at)] - cmp[std::size_t(at)]);
       if (diff > g.rel * ref[std::size_t(at)] && diff > g.abs) {
-        const char* kinds[3] = {"DD", "DR", "RR"};
         std::ostringstream s;
-        s << kinds[at % 3] << " bin " << at / 3 + 1 << ": " << cmp[std::size_t(at)] << ", reference " << ref[std::size_t(at)]
+        s << parboil_printed_name(std::size_t(at)) << ": " << cmp[std::size_t(at)] << ", reference " << ref[std::size_t(at)]
           << " (beyond " << g.rel * 100 << "% and " << g.abs << ")";
         r.mismatch(s.str());
       }
@@ -169,6 +174,10 @@ inline report check_parboil_tolerances(const pair_counts& reference, const pair_
     r.mismatch(s.str());
   }
   return r;
+}
+
+inline report check_parboil_tolerances(const pair_counts& reference, const pair_counts& got) {
+  return check_parboil_printed(parboil_printed(reference), parboil_printed(got));
 }
 
 }  // namespace soac::validate::tpacf

@@ -536,9 +536,12 @@ class backprop_app final : public app {
     parse_weight_init(params["init"]);
   }
   // The network's shape comes from its arrays (read_network checks them against each other);
-  // the manifest's layer_size must agree.
-  void check_arrays(const bundle& in) const override {
-    datasets::require_length(in, "input_units", layer_param(in.params()) + 1, "layer_size + 1");
+  // the manifest's layer_size, where it gives one, must agree (init is the generator's).
+  void check_dataset(const bundle& in) const override {
+    const std::int64_t units = datasets::length_of(in, "input_units");
+    if (in.params().contains("layer_size") && in.params()["layer_size"] != units - 1)
+      throw input_error(in.path_of("input_units").string() + ": " + std::to_string(units) +
+                        " input units, but the manifest says layer_size = " + in.params()["layer_size"].dump() + " (layer_size + 1 units)");
   }
 
   void generate(const gen_request& r) const override {

@@ -2,6 +2,7 @@
 // bench of the four variants in apps/bfs/bfs.hpp, on Rodinia's graph files or soac CSR bundles.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "datasets/bundle.hpp"
 #include "datasets/random.hpp"
 #include "datasets/rodinia_graph.hpp"
+#include "datasets/text_reader.hpp"
 #include "validate/bfs.hpp"
 
 namespace soac::apps {
@@ -155,21 +157,26 @@ rodinia_graph graph_from_bundle(const bundle& in) {
     if (g.edges[e] < 0 || g.edges[e] >= n)
       throw input_error(in.path_of("edges").string() + ": edge " + std::to_string(e) + " leads to node " +
                         std::to_string(g.edges[e]) + ", outside [0, " + std::to_string(n - 1) + "]");
+  // The source: the manifest's, or node 0 (Rodinia's) where it names none.
   const auto& p = in.params();
-  if (!p.contains("source") || !p["source"].is_number_integer() || p["source"].get<i64>() < 0 || p["source"].get<i64>() >= n)
+  if (p.contains("source") && (!p["source"].is_number_integer() || p["source"].get<i64>() < 0 || p["source"].get<i64>() >= n))
     throw input_error((in.dir() / "manifest.json").string() + ": params.source must be a node in [0, " +
                       std::to_string(n - 1) + "]");
-  g.source = i32(p["source"].get<i64>());
+  g.source = p.contains("source") ? i32(p["source"].get<i64>()) : 0;
   return g;
 }
 
+constexpr const char* rodinia_bfs = "Rodinia's bfs";
+
 // The graph of a run's inputs: a soac bundle, or (--format rodinia) one Rodinia graph file.
 // `params` gets what the result's manifest should record about it.
-rodinia_graph load_graph(const std::vector<fs::path>& inputs, const std::string& format, nlohmann::json& params) {
+// What it reads leniently goes into `lenient` (refused when it is strict).
+rodinia_graph load_graph(const std::vector<fs::path>& inputs, const std::string& format, nlohmann::json& params,
+                         datasets::leniency& lenient) {
   if (format == "rodinia") {
     if (inputs.size() != 1) throw usage_error("bfs: --format rodinia reads one graph file (-i FILE)");
     params = {{"file", inputs.front().string()}, {"format", "rodinia"}};
-    return datasets::read_rodinia_graph(inputs.front());
+    return datasets::read_rodinia_graph(inputs.front(), lenient);
   }
   const auto in = find_app("bfs").open_dataset(inputs.front());
   params = in.params();
@@ -182,12 +189,6 @@ i32 source_of(const nlohmann::json& settings, const rodinia_graph& g) {
     throw usage_error("bfs: source " + std::to_string(s) + " is outside the graph's nodes [0, " +
                       std::to_string(g.node_count() - 1) + "]");
   return s < 0 ? g.source : i32(s);
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw input_error(p.string() + ": cannot open for reading");
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // The levels a BFS found (the largest cost + 1) and the nodes it reached.
@@ -241,13 +242,20 @@ class bfs_app final : public app {
   }
   std::vector<setting> run_settings() const override {
     return {{"source", -1,
-             "the source node; -1: the dataset's (Rodinia's bfs ignores its file's and starts at 0; generated "
-             "graphs have source 0)"}};
+             "the source node; -1: the dataset's (Rodinia's OpenMP bfs starts at its file's, its CUDA bfs at 0 whatever "
+             "the file says; generated graphs have source 0)"},
+            strict_setting(rodinia_bfs)};
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  void check_arrays(const bundle& in) const override {
-    datasets::require_length(in, "offsets", spec_of(in.params()).nodes + 1, "nodes + 1");
+  // What a run reads: the CSR arrays (N + 1 offsets for the manifest's N nodes, where it gives
+  // N) and the source; graph_from_bundle checks the offsets and edges as it reads them.
+  void check_dataset(const bundle& in) const override {
+    const i64 offsets = datasets::length_of(in, "offsets");
+    datasets::length_of(in, "edges");
+    if (in.params().contains("nodes") && in.params()["nodes"] != offsets - 1)
+      throw input_error(in.path_of("offsets").string() + ": " + std::to_string(offsets) + " offsets, but the manifest says nodes = " +
+                        in.params()["nodes"].dump() + " (N nodes have N + 1 offsets)");
   }
 
   void generate(const gen_request& r) const override {
@@ -266,7 +274,9 @@ class bfs_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     nlohmann::json params;
-    const auto g = load_graph(r.inputs, r.format, params);
+    auto lenient = leniency_of(r.settings, rodinia_bfs);
+    const auto g = load_graph(r.inputs, r.format, params, lenient);
+    report_leniency(lenient);
     const i32 source = source_of(r.settings, g);
     const auto o = bfs::parse_variant(r.variant);
     const auto in_edges = o.which == bfs::variant::automatic ? bfs::transpose_unless_symmetric(g) : std::nullopt;
@@ -306,7 +316,8 @@ class bfs_app final : public app {
 
   validate_report validate(const validate_request& r) const override {
     nlohmann::json params;
-    const auto g = load_graph(r.inputs, r.format, params);
+    datasets::leniency lenient;
+    const auto g = load_graph(r.inputs, r.format, params, lenient);
     const auto out = bundle::open(r.result, "result", name());
     const auto& p = out.params();
     if (!p.contains("source") || !p["source"].is_number_integer() || p["source"].get<i64>() < 0 ||
@@ -316,9 +327,39 @@ class bfs_app final : public app {
     const auto expected = validate::bfs_levels(g.start, g.degree, g.edges, i32(p["source"].get<i64>()));
     auto rep = validate::check_bfs_costs(expected, cost);
     // Rodinia's text result must say the same as the array.
-    if (out.has_file("result.txt") && read_file(out.file_path("result.txt")) != datasets::rodinia_costs_text(cost))
+    if (out.has_file("result.txt") && datasets::read_text_file(out.file_path("result.txt")) != datasets::rodinia_costs_text(cost))
       rep.mismatch("result.txt differs from cost.npy");
     return {rep.ok(), rep.describe("node costs")};
+  }
+
+  std::vector<file_format> expected_formats() const override {
+    return {{"rodinia", "Rodinia bfs's result.txt (\"<node>) cost:<cost>\" per node); equal in every node"}};
+  }
+
+  // Rodinia's levels are exact: every node's cost must be the same.
+  validate_report compare(const compare_request& r) const override {
+    const auto out = bundle::open(r.result, "result", name());
+    const auto cost = out.read<i32>("cost");
+    const auto expected = datasets::read_rodinia_costs(r.expected);
+    if (expected.size() != cost.size())
+      return {false, r.expected.string() + " holds " + std::to_string(expected.size()) + " nodes, the result " + std::to_string(cost.size())};
+    std::int64_t differ = 0, first = -1, worst = -1;
+    for (std::size_t i = 0; i < cost.size(); ++i) {
+      if (cost[i] == expected[i]) continue;
+      ++differ;
+      if (first < 0) first = i64(i);
+      if (worst < 0 || std::abs(i64(cost[i]) - expected[i]) > std::abs(i64(cost[std::size_t(worst)]) - expected[std::size_t(worst)]))
+        worst = i64(i);
+    }
+    std::ostringstream s;
+    if (differ == 0) {
+      s << "all " << cost.size() << " node costs equal Rodinia's";
+    } else {
+      const auto show = [&](i64 n) { return "node " + std::to_string(n) + ": " + std::to_string(cost[std::size_t(n)]) + " here, " +
+                                            std::to_string(expected[std::size_t(n)]) + " in " + r.expected.filename().string(); };
+      s << differ << " of " << cost.size() << " node costs differ; the first, " << show(first) << "; the largest difference, " << show(worst);
+    }
+    return {differ == 0, s.str()};
   }
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
@@ -339,7 +380,8 @@ class bfs_app final : public app {
       suite.expect_cases(int(r.inputs.size()) * 2);
       for (const auto& file : r.inputs) {
         nlohmann::json params;
-        bench_graph(ctx, suite, file.filename().string(), load_graph({file}, r.format, params), extra);
+        datasets::leniency lenient;
+        bench_graph(ctx, suite, file.filename().string(), load_graph({file}, r.format, params, lenient), extra);
       }
       return;
     }

@@ -85,13 +85,42 @@ struct spec {
   std::int64_t options = 0, days = 0;
 };
 
-spec spec_of(const nlohmann::json& params) {
+bool zone_form(const nlohmann::json& params) {
   if (!params.contains("form") || !params["form"].is_string()) throw usage_error("blackscholes: parameter form must be a string");
   const auto form = params["form"].get<std::string>();
   if (form != "zone" && form != "fhpc17") throw usage_error("blackscholes: form '" + form + "' (expected zone or fhpc17)");
-  spec s{form == "zone", int_param(params, "options", 0, std::int64_t{1} << 36), int_param(params, "days", 1, std::int64_t{1} << 31)};
+  return form == "zone";
+}
+
+void require_fhpc17_size(const spec& s) {
   if (!s.zone && s.options * s.days > (std::int64_t{1} << 31))
     throw usage_error("blackscholes: options x days must be at most 2^31 in the FHPC17 form");
+}
+
+// gen's parameters.
+spec spec_of(const nlohmann::json& params) {
+  spec s{zone_form(params), int_param(params, "options", 0, std::int64_t{1} << 36), int_param(params, "days", 1, std::int64_t{1} << 31)};
+  require_fhpc17_size(s);
+  return s;
+}
+
+// What a dataset's computation reads: its form, the days of each option (FHPC17); the options are
+// its arrays' common length (FHPC17: rate and volatility; ZOne: the five inputs).
+spec dataset_spec(const bundle& in) {
+  spec s{zone_form(in.params())};
+  std::vector<std::string> arrays;
+  if (s.zone) {
+    for (const auto& a : inputs_of_zone) arrays.push_back(a.name);
+  } else {
+    s.days = int_param(in.params(), "days", 1, std::int64_t{1} << 31);
+    arrays = {"rate", "volatility"};
+  }
+  for (const auto& a : arrays) s.options = datasets::length_of(in, a, "options");
+  for (const auto& a : arrays)
+    if (in.header(a).shape[0] != s.options)
+      throw input_error(in.dir().string() + ": arrays must have the same length, but " + a + " has " +
+                        std::to_string(in.header(a).shape[0]) + " and " + arrays.back() + " " + std::to_string(s.options));
+  require_fhpc17_size(s);
   return s;
 }
 
@@ -119,7 +148,7 @@ zone_files open_zone(const std::vector<fs::path>& inputs, const std::string& for
     return z;
   }
   const auto b = find_app("blackscholes").open_dataset(inputs.front());
-  if (!spec_of(b.params()).zone) throw usage_error(inputs.front().string() + ": an FHPC17 dataset (this reads the ZOne form)");
+  if (!dataset_spec(b).zone) throw usage_error(inputs.front().string() + ": an FHPC17 dataset (this reads the ZOne form)");
   for (const auto& a : inputs_of_zone) z.in.push_back(streaming::bundle_source(b, a.name, dtype::f32));
   z.bundle = true;
   return z;
@@ -170,15 +199,7 @@ class blackscholes_app final : public app {
   std::vector<setting> run_settings() const override { return streaming::pipeline_settings(); }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  // Every array holds `options` values (FHPC17: rate and volatility; ZOne: the five inputs).
-  void check_arrays(const bundle& in) const override {
-    const auto s = spec_of(in.params());
-    if (!s.zone) {
-      for (const char* a : {"rate", "volatility"}) datasets::require_length(in, a, s.options, "options");
-    } else {
-      for (const auto& a : inputs_of_zone) datasets::require_length(in, a.name, s.options, "options");
-    }
-  }
+  void check_dataset(const bundle& in) const override { dataset_spec(in); }
 
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);
@@ -215,7 +236,7 @@ class blackscholes_app final : public app {
   std::string run(context& ctx, const run_request& r) const override {
     if (r.format.empty()) {
       const auto b = open_dataset(r.input);
-      if (!spec_of(b.params()).zone) return run_fhpc17(ctx, r, b);
+      if (!dataset_spec(b).zone) return run_fhpc17(ctx, r, b);
     }
     const auto z = open_zone(r.inputs, r.format);
     const auto options = streaming::pipeline_options(r.settings, r.variant);
@@ -241,7 +262,7 @@ class blackscholes_app final : public app {
   std::string run_fhpc17(context& ctx, const run_request& r, const bundle& b) const {
     if (!r.variant.empty() && r.variant != "streamed")
       throw usage_error("blackscholes: variants (streamed, serial) are for the ZOne form; the FHPC17 form runs segreduce");
-    const auto s = spec_of(b.params());
+    const auto s = dataset_spec(b);
     const auto rate = b.read<double>("rate"), vol = b.read<double>("volatility");
     buffer<double> rd(ctx, std::span<const double>(rate)), vd(ctx, std::span<const double>(vol)), price(ctx, std::size_t(s.options));
     const auto plan = segreduce(ctx, s.options, s.days, mb::blackscholes_day{rd.data(), vd.data(), s.days}, price.view(), plus<double>{});
@@ -258,7 +279,7 @@ class blackscholes_app final : public app {
     const auto res = bundle::open(r.result, "result", name());
     if (r.format.empty()) {
       const auto b = open_dataset(r.input);
-      const auto s = spec_of(b.params());
+      const auto s = dataset_spec(b);
       if (!s.zone) {
         const auto rate = b.read<double>("rate"), vol = b.read<double>("volatility");
         const auto expected = validate::segreduce_reference<plus<double>>(s.options, s.days,

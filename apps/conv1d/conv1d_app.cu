@@ -152,7 +152,7 @@ class conv1d_app final : public app {
 
   static std::int64_t elements_of(const nlohmann::json& params) { return int_param(params, "elements", 0, std::int64_t{1} << 36); }
   void check_params(const nlohmann::json& params) const override { elements_of(params); }
-  void check_arrays(const bundle& in) const override { datasets::require_length(in, "signal", elements_of(in.params()), "elements"); }
+  void check_dataset(const bundle& in) const override { datasets::length_of(in, "signal", "elements"); }
 
   void generate(const gen_request& r) const override {
     const std::int64_t n = elements_of(r.params);

@@ -34,6 +34,7 @@
 #include "core/hist.cuh"
 #include "core/segreduce.cuh"
 #include "datasets/bundle.hpp"
+#include "datasets/futhark_data.hpp"
 #include "datasets/random.hpp"
 #include "validate/gromacs.hpp"
 
@@ -330,7 +331,7 @@ class device_system {
         nbfp_(ctx, std::span<const float>(d.nbfp)), shiftvec_(ctx, std::span<const float>(d.shiftvec)),
         type_(ctx, std::span<const std::int32_t>(d.type)), iinr_(ctx, std::span<const std::int32_t>(d.iinr)),
         shift_(ctx, std::span<const std::int32_t>(d.shift)), gid_(ctx, std::span<const std::int32_t>(d.gid)),
-        jjnr_(ctx, std::span<const std::int32_t>(d.jjnr)),
+        jjnr_(ctx, std::span<const std::int32_t>(d.jjnr)), initial_faction_(ctx, std::span<const float>(d.faction)),
         seg_start_(ctx, std::span<const std::int32_t>(segments_.start)),
         seg_list_(ctx, std::span<const std::int32_t>(segments_.list)), sums_(ctx, std::size_t(segments_.count())) {
     // single_updates numbers three elements per slot and segment (five per segment for the
@@ -373,10 +374,12 @@ class device_system {
     }
   };
 
-  // One run of the loop: faction (3P) and tables (table_bins) are overwritten.
+  // One run of the loop: faction (3P) is the dataset's faction plus the forces (or the forces),
+  // tables (table_bins) are overwritten.
   plans compute(const variant_spec& v, const std::vector<std::int32_t>& jindex, span<float> faction, span<float> tables) {
     plans p;
-    zero(faction);
+    if (initial_faction_.empty()) zero(faction);
+    else ctx_.copy_within(faction.data(), initial_faction_.data(), initial_faction_.size() * sizeof(float));
     zero(tables);
     const system_view s = view();
     const segment_view g = segments();
@@ -435,7 +438,9 @@ class device_system {
   float facel_;
   std::int64_t pairs_, particles_;
   buffer<float> pos_, charge_, nbfp_, shiftvec_;
-  buffer<std::int32_t> type_, iinr_, shift_, gid_, jjnr_, seg_start_, seg_list_, list_of_pair_;
+  buffer<std::int32_t> type_, iinr_, shift_, gid_, jjnr_;
+  buffer<float> initial_faction_;
+  buffer<std::int32_t> seg_start_, seg_list_, list_of_pair_;
   buffer<list_sums> sums_;
 };
 
@@ -449,7 +454,7 @@ inl1100_output split_tables(std::vector<float> faction, const std::vector<float>
 }
 
 validate::inl1100_input reference_input(const inl1100_data& d) {
-  return {d.pos, d.charge, d.nbfp, d.shiftvec, d.type, d.iinr, d.shift, d.gid, d.jindex, d.jjnr, d.ntype, d.energy_groups, d.facel};
+  return {d.pos, d.charge, d.nbfp, d.shiftvec, d.faction, d.type, d.iinr, d.shift, d.gid, d.jindex, d.jjnr, d.ntype, d.energy_groups, d.facel};
 }
 
 // Every output against the sequential reference (see validate/gromacs.hpp for the tolerance).
@@ -660,17 +665,41 @@ inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed) 
 }
 
 namespace {
-std::string array_file(const std::filesystem::path& dir, const char* name) { return (dir / (std::string(name) + ".npy")).string(); }
+// The arguments of gromacs-inl1100-hdw.fut's entry main, in order, and the arrays they fill.
+constexpr std::array<std::pair<const char*, const char*>, 12> futhark_arguments = {{{"jindex", "jindex"},
+                                                                                  {"iinr", "iinr"},
+                                                                                  {"jjnr", "jjnr"},
+                                                                                  {"shift", "shift"},
+                                                                                  {"types", "type"},
+                                                                                  {"ntype", "ntype"},
+                                                                                  {"facel", "facel"},
+                                                                                  {"shiftvec", "shiftvec"},
+                                                                                  {"pos", "pos"},
+                                                                                  {"faction1d", "faction"},
+                                                                                  {"charge", "charge"},
+                                                                                  {"nbfp", "nbfp"}}};
+}  // namespace
+
+std::string inl1100_source::of(const char* array) const {
+  if (!futhark) return (path / (std::string(array) + ".npy")).string();
+  for (std::size_t k = futhark_arguments.size(); k-- > 0;)
+    if (std::string_view(futhark_arguments[k].second) == array)
+      return path.string() + ": " + futhark_arguments[k].first + " (value " + std::to_string(k + 1) + ")";
+  return path.string() + ": " + array;  // gid and energy_groups: none in the file
+}
+
+namespace {
+std::string array_file(const inl1100_source& dir, const char* name) { return dir.of(name); }
 
 template <class T>
-void check_length(const std::filesystem::path& dir, const char* name, const std::vector<T>& a, std::int64_t expected,
+void check_length(const inl1100_source& dir, const char* name, const std::vector<T>& a, std::int64_t expected,
                   const std::string& why) {
   if (std::int64_t(a.size()) != expected)
     throw input_error(array_file(dir, name) + ": holds " + std::to_string(a.size()) + " values, expected " +
                       std::to_string(expected) + " (" + why + ")");
 }
 
-void check_below(const std::filesystem::path& dir, const char* name, const std::vector<std::int32_t>& a, std::int64_t bound,
+void check_below(const inl1100_source& dir, const char* name, const std::vector<std::int32_t>& a, std::int64_t bound,
                  const std::string& table) {
   for (std::size_t k = 0; k < a.size(); ++k)
     if (a[k] < 0 || a[k] >= bound)
@@ -678,14 +707,14 @@ void check_below(const std::filesystem::path& dir, const char* name, const std::
                         " is outside [0, " + std::to_string(bound) + "), " + table);
 }
 
-void check_finite(const std::filesystem::path& dir, const char* name, const std::vector<float>& a) {
+void check_finite(const inl1100_source& dir, const char* name, const std::vector<float>& a) {
   for (std::size_t k = 0; k < a.size(); ++k)
     if (!std::isfinite(a[k]))
       throw input_error(array_file(dir, name) + ": " + name + "[" + std::to_string(k) + "] is not a finite number");
 }
 }  // namespace
 
-void check_inl1100(const inl1100_data& d, const std::filesystem::path& dir) {
+void check_inl1100(const inl1100_data& d, const inl1100_source& dir) {
   const std::int64_t P = d.particles(), nri = d.lists();
   if (3 * P > INT32_MAX) throw input_error(array_file(dir, "charge") + ": " + std::to_string(P) + " particles are beyond 32-bit force indexes");
   check_length(dir, "pos", d.pos, 3 * P, "3 per particle; P = " + std::to_string(P) + " from charge");
@@ -706,6 +735,8 @@ void check_inl1100(const inl1100_data& d, const std::filesystem::path& dir) {
   check_finite(dir, "charge", d.charge);
   check_finite(dir, "nbfp", d.nbfp);
   check_finite(dir, "shiftvec", d.shiftvec);
+  if (!d.faction.empty()) check_length(dir, "faction", d.faction, 3 * P, "3 per particle, the forces the loop adds to; P = " + std::to_string(P) + " from charge");
+  check_finite(dir, "faction", d.faction);
   check_below(dir, "type", d.type, d.ntype, "the atom types of nbfp");
   check_length(dir, "shift", d.shift, nri, "one per list; nri = " + std::to_string(nri) + " from iinr");
   check_length(dir, "gid", d.gid, nri, "one per list; nri = " + std::to_string(nri) + " from iinr");
@@ -753,7 +784,8 @@ inl1100_data read_inl1100(const datasets::bundle& in) {
   std::int64_t ntype = 0;
   while (2 * (ntype + 1) * (ntype + 1) <= std::int64_t(d.nbfp.size())) ++ntype;
   d.ntype = int(ntype);
-  check_inl1100(d, in.dir());
+  if (in.has("faction")) d.faction = in.read<float>("faction");
+  check_inl1100(d, {in.dir()});
   return d;
 }
 
@@ -770,6 +802,67 @@ void write_inl1100(datasets::bundle_writer& out, const inl1100_data& d) {
   out.add<std::int32_t>("jindex", d.jindex);
   out.add<std::int32_t>("jjnr", d.jjnr);
   out.add<std::int32_t>("energy_groups", std::vector<std::int32_t>{d.energy_groups});
+  if (!d.faction.empty()) out.add<float>("faction", d.faction);
+}
+
+inl1100_data read_inl1100_futhark(const std::filesystem::path& path, std::string* unread) {
+  const auto values = datasets::read_futhark_values(path);
+  if (values.size() != futhark_arguments.size()) {
+    std::string names;
+    for (const auto& [futhark, ours] : futhark_arguments) names += std::string(names.empty() ? "" : " ") + futhark;
+    throw input_error(path.string() + ": holds " + std::to_string(values.size()) + " values, not the 12 arguments of "
+                      "gromacs-inl1100-hdw.fut's entry main (" + names + ")");
+  }
+  const inl1100_source source{path, true};
+  inl1100_data d;
+  d.jindex = values[0].i32_elements(1);
+  d.iinr = values[1].i32_elements(1);
+  d.jjnr = values[2].i32_elements(1);
+  d.shift = values[3].i32_elements(1);
+  d.type = values[4].i32_elements(1);
+  const std::int64_t ntype = values[5].i64_scalar();
+  d.facel = float(values[6].f64_scalar());
+  d.shiftvec = values[7].f32_elements(1);
+  d.pos = values[8].f32_elements(1);
+  d.faction = values[9].f32_elements(1);
+  d.charge = values[10].f32_elements(1);
+  d.nbfp = values[11].f32_elements(1);
+  // What the Futhark program reads of each: jjnr up to jindex[nri], shiftvec's whole triples,
+  // nbfp's 2 ntype^2 Lennard-Jones pairs.
+  if (d.jindex.empty()) throw input_error(source.of("jindex") + ": empty (it holds nri + 1 list starts)");
+  const std::int64_t pairs = d.jindex.back();
+  if (pairs < 0 || pairs > std::int64_t(d.jjnr.size()))
+    throw input_error(source.of("jindex") + ": the last list ends at " + std::to_string(pairs) + ", but jjnr holds " +
+                      std::to_string(d.jjnr.size()) + " neighbours");
+  if (ntype < 1 || 2 * ntype * ntype > std::int64_t(d.nbfp.size()))
+    throw input_error(source.of("nbfp") + ": ntype = " + std::to_string(ntype) + " atom types need 2 ntype^2 = " +
+                      std::to_string(2 * ntype * ntype) + " Lennard-Jones values, nbfp holds " + std::to_string(d.nbfp.size()));
+  std::ostringstream beyond;
+  const auto trim = [&](auto& a, std::int64_t keep, const char* what) {
+    if (std::int64_t(a.size()) == keep) return;
+    beyond << (beyond.tellp() ? ", " : "") << a.size() - std::size_t(keep) << " of " << what;
+    a.resize(std::size_t(keep));
+  };
+  trim(d.jjnr, pairs, "jjnr's values past the last list");
+  trim(d.nbfp, 2 * ntype * ntype, "nbfp's values past 2 ntype^2");
+  trim(d.shiftvec, std::int64_t(d.shiftvec.size() / 3 * 3), "shiftvec's values past its last whole vector");
+  if (unread) *unread = beyond.str().empty() ? std::string() : "not read, as the Futhark program reads none of them: " + beyond.str();
+  d.ntype = int(ntype);
+  d.energy_groups = 1;
+  d.gid.assign(d.iinr.size(), 0);
+  check_inl1100(d, source);
+  return d;
+}
+
+void write_inl1100_futhark(const std::filesystem::path& path, const inl1100_data& d) {
+  using datasets::make_futhark_value;
+  const auto i32 = [](const std::vector<std::int32_t>& a) { return make_futhark_value<std::int32_t>({std::int64_t(a.size())}, a); };
+  const auto f32 = [](const std::vector<float>& a) { return make_futhark_value<float>({std::int64_t(a.size())}, a); };
+  const std::vector<float> faction = d.faction.empty() ? std::vector<float>(d.pos.size(), 0.f) : d.faction;
+  const std::vector<datasets::futhark_value> values = {
+      i32(d.jindex),  i32(d.iinr), i32(d.jjnr), i32(d.shift), i32(d.type), datasets::make_futhark_scalar<std::int32_t>(d.ntype),
+      datasets::make_futhark_scalar<float>(d.facel), f32(d.shiftvec), f32(d.pos), f32(faction), f32(d.charge), f32(d.nbfp)};
+  datasets::write_futhark_values(path, values, true);
 }
 
 inl1100_output run_inl1100(context& ctx, const inl1100_data& d, const std::string& variant) {
@@ -807,24 +900,48 @@ class gromacs_app final : public app {
            "M=N, S=N, RF=X, ...), e.g. cas,strategy=auto";
   }
   std::vector<std::string> bench_presets() const override { return {"paper"}; }
+  std::vector<file_format> input_formats() const override {
+    return {{"futhark", "the SC20 artifact's inputs (benchmarks/435.gromacs/data/all-largest.in, all-huge.in): a Futhark data "
+                        "file of gromacs-inl1100-hdw.fut's 12 arguments (-i FILE); the forces are added to its faction1d"}};
+  }
+  std::vector<file_format> expected_formats() const override {
+    return {{"futhark", "the SC20 artifact's output (data/all-largest.out, all-huge.out): faction as a Futhark data file; each "
+                        "particle's force within twice the float bound of soac validate"}};
+  }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  // The lists and pairs are the generator's targets; the particles are exact (read_inl1100
-  // checks the arrays against each other).
-  void check_arrays(const datasets::bundle& in) const override {
-    datasets::require_length(in, "charge", spec_of(in.params()).P, "particles");
-  }
+  // The particles, where the manifest counts them; read_inl1100 checks the arrays against each
+  // other as it reads them (lists, pairs, density and types are the generator's).
+  void check_dataset(const datasets::bundle& in) const override { datasets::length_of(in, "charge", "particles"); }
 
   void generate(const gen_request& r) const override {
     const inl1100_data d = generate_inl1100(r.params, r.seed);
+    if (r.format == "futhark") return write_inl1100_futhark(r.output, d);
     datasets::bundle_writer out(r.output, "dataset", name());
     write_inl1100(out, d);
     finish_dataset(out, r);
   }
 
+  // A run's inputs: a bundle, or (futhark) the artifact's file; `params` gets what the result
+  // records of them (compare reads the inputs again through it), `unread` what the file holds
+  // beyond what the loop reads.
+  inl1100_data load(const std::vector<std::filesystem::path>& inputs, const std::string& format, nlohmann::json& params,
+                    std::string* unread = nullptr) const {
+    if (inputs.size() != 1) throw usage_error("gromacs reads one input (-i), got " + std::to_string(inputs.size()));
+    if (format == "futhark") {
+      params = {{"file", std::filesystem::absolute(inputs.front()).string()}, {"format", "futhark"}};
+      return read_inl1100_futhark(inputs.front(), unread);
+    }
+    const auto in = open_dataset(inputs.front());
+    params = in.params();
+    params["dataset"] = std::filesystem::absolute(inputs.front()).string();
+    return read_inl1100(in);
+  }
+
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = open_dataset(r.input);
-    const inl1100_data d = read_inl1100(in);
+    nlohmann::json params;
+    std::string unread;
+    const inl1100_data d = load(r.inputs, r.format, params, &unread);
     device_system sys(ctx, d);
     const variant_spec v = parse_variant(r.variant, sys.race_factor());
     buffer<float> faction(ctx, std::size_t(sys.faction_bins())), tables(ctx, std::size_t(sys.table_bins()));
@@ -837,7 +954,7 @@ class gromacs_app final : public app {
     out.add<float>("fshift", o.fshift);
     out.add<float>("Vc", o.Vc);
     out.add<float>("Vnb", o.Vnb);
-    out.params() = in.params();
+    out.params() = params;
     out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name},
                   {"variant", r.variant.empty() ? "hdw" : r.variant}, {"plans", plans.describe()},
                   {"race_factor", sys.race_factor()}, {"segment_length", 1 << sys.table().log2_length},
@@ -847,17 +964,69 @@ class gromacs_app final : public app {
     s << "gromacs inl1100: P=" << d.particles() << " nri=" << d.lists() << " nrj=" << d.pairs() << " (H=" << 3 * d.particles()
       << ", RF=" << std::setprecision(3) << sys.race_factor() << ") on " << ctx.describe() << "\n  " << v.name << ": "
       << t.median_ms << " ms";
+    if (!unread.empty()) s << "\n  " << r.input.filename().string() << ": " << unread;
     if (r.verbose) s << "\n  " << plans.describe();
     return s.str();
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = open_dataset(r.input);
+    nlohmann::json params;
+    const inl1100_data d = load(r.inputs, r.format, params);
     const auto res = datasets::bundle::open(r.result, "result", name());
-    const inl1100_data d = read_inl1100(in);
     const inl1100_output got{res.read<float>("faction"), res.read<float>("fshift"), res.read<float>("Vc"), res.read<float>("Vnb")};
     const validate::report rep = check_output(validate::inl1100_reference(reference_input(d)), got);
     return {rep.ok(), rep.describe("force vectors and energies") + " (tolerance (n + 64) * 2^-24 * the n contributions' magnitude)"};
+  }
+
+  // The artifact's faction against the result's, each particle's force within twice the bound
+  // validate allows one float result (both are float sums of the same terms), from the inputs the
+  // result records.
+  validate_report compare(const compare_request& r) const override {
+    const auto res = datasets::bundle::open(r.result, "result", name());
+    const auto got = res.read<float>("faction");
+    const auto values = datasets::read_futhark_values(r.expected);
+    if (values.size() != 1)
+      throw input_error(r.expected.string() + ": holds " + std::to_string(values.size()) + " values, not the one faction array of "
+                        "gromacs-inl1100-hdw.fut's output");
+    const auto expected = values[0].f32_elements(1);
+    const auto& p = res.params();
+    const bool futhark = p.value("format", std::string()) == "futhark";
+    const std::string input = futhark ? p.value("file", std::string()) : p.value("dataset", std::string());
+    if (input.empty())
+      throw input_error((r.result / "manifest.json").string() + ": names no input (params.file or params.dataset), whose forces "
+                        "bound the comparison");
+    nlohmann::json ignored;
+    const inl1100_data d = load({input}, futhark ? "futhark" : "", ignored);
+    if (expected.size() != got.size() || got.size() != d.pos.size()) {
+      std::ostringstream s;
+      s << r.expected.filename().string() << " holds " << expected.size() << " force values, the result " << got.size()
+        << ", its input's 3P " << d.pos.size();
+      return {false, s.str()};
+    }
+    const validate::inl1100_sums ref = validate::inl1100_reference(reference_input(d));
+    std::int64_t beyond = 0, worst = 0;
+    double worst_ratio = -1, norm_diff = 0, norm_expected = 0;
+    for (std::size_t q = 0; q < ref.faction_scale.size(); ++q) {
+      double err = 0;
+      for (int c = 0; c < 3; ++c) {
+        const double diff = double(got[3 * q + c]) - double(expected[3 * q + c]);
+        err += diff * diff;
+        norm_expected += double(expected[3 * q + c]) * expected[3 * q + c];
+      }
+      norm_diff += err;
+      const double ratio = std::sqrt(err) / (2 * validate::inl1100_tolerance(ref.faction_scale[q], ref.faction_terms[q]));
+      beyond += !(ratio <= 1);  // NaN too
+      if (!(ratio <= worst_ratio)) worst_ratio = ratio, worst = std::int64_t(q);
+    }
+    std::ostringstream s;
+    s << (beyond == 0 ? "every one of the " + std::to_string(ref.faction_scale.size()) + " particles' forces within"
+                      : std::to_string(beyond) + " of " + std::to_string(ref.faction_scale.size()) + " particles' forces beyond")
+      << " twice the float bound of " << input << "'s reference; relative difference of the whole faction " << std::setprecision(3)
+      << std::sqrt(norm_diff / std::max(norm_expected, 1e-300)) << "; the largest, particle " << worst << ", at " << worst_ratio
+      << " of its bound (" << std::setprecision(9) << got[3 * std::size_t(worst)] << " " << got[3 * std::size_t(worst) + 1] << " "
+      << got[3 * std::size_t(worst) + 2] << " here, " << expected[3 * std::size_t(worst)] << " " << expected[3 * std::size_t(worst) + 1]
+      << " " << expected[3 * std::size_t(worst) + 2] << " expected)";
+    return {beyond == 0, s.str()};
   }
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {

@@ -290,19 +290,29 @@ class hist_app final : public app {
     return s;
   }
 
-  // A dataset's (gen, run, validate): one H >= 1, one RF >= 1 (RF = 0 would divide by zero in
+  // What a dataset's computation reads: one H >= 1, one RF >= 1 (RF = 0 would divide by zero in
   // the bin formula) and one operator, where bench's presets sweep every H, RF and op (0, all).
+  // Its n is its input's length.
   static micro_spec dataset_spec(const nlohmann::json& params) {
-    auto s = spec_of(params);
-    if (s.H < 1 || s.rf < 1) throw usage_error("hist: a dataset needs H >= 1 and RF >= 1 (0 sweeps them in bench only)");
+    micro_spec s;
+    s.H = int_param(params, "H", 1, std::int64_t{1} << 31);
+    s.rf = int_param(params, "RF", 1, std::int64_t{1} << 31);
+    if (!params.contains("op") || !params["op"].is_string()) throw usage_error("hist: parameter op must be hdw, cas or xcg");
+    s.op = params["op"].get<std::string>();
     with_op(s.op, [](auto) {});
     return s;
   }
-  void check_params(const nlohmann::json& params) const override { dataset_spec(params); }
-  void check_arrays(const bundle& in) const override { datasets::require_length(in, "input", dataset_spec(in.params()).n, "n"); }
+  void check_params(const nlohmann::json& params) const override {
+    spec_of(params);
+    dataset_spec(params);
+  }
+  void check_dataset(const bundle& in) const override {
+    datasets::length_of(in, "input", "n");
+    dataset_spec(in.params());
+  }
 
   void generate(const gen_request& r) const override {
-    const auto s = dataset_spec(r.params);
+    const auto s = spec_of(r.params);
     require_host_memory(checked_bytes(std::uint64_t(s.n), sizeof(u32), "hist: n"), "hist: n = " + std::to_string(s.n) + " inputs");
     std::vector<u32> in(std::size_t(s.n));
     datasets::fill_random_u32(in, r.seed, 0);

@@ -149,6 +149,21 @@ video_spec spec_of(const nlohmann::json& params) {
   return s;
 }
 
+// What a run reads of a bundle: its frames x height x width video (as the manifest says, where it
+// gives them), frames of fewer than 2^31 pixels.
+video_spec video_of(const bundle& in) {
+  const auto shape = in.header("video").shape;
+  if (shape.size() != 3 || shape[1] < 1 || shape[2] < 1)
+    throw input_error(in.path_of("video").string() + ": shape " + datasets::shape_string(shape) + ", expected frames x height x width");
+  const video_spec s{shape[2], shape[1], shape[0]};
+  for (const auto& [key, length] : {std::pair{"frames", s.frames}, std::pair{"height", s.height}, std::pair{"width", s.width}})
+    if (in.params().contains(key) && in.params()[key] != length)
+      throw input_error(in.path_of("video").string() + ": shape " + datasets::shape_string(shape) + ", but the manifest says " + key +
+                        " = " + in.params()[key].dump());
+  if (s.pixels() >= (std::int64_t{1} << 31)) throw input_error(in.path_of("video").string() + ": a frame must hold fewer than 2^31 pixels");
+  return s;
+}
+
 // The input: a source of frames, and where the images were decoded to when read from a folder.
 struct video_input {
   video_spec spec;
@@ -198,7 +213,7 @@ void open_video(const std::vector<fs::path>& inputs, const std::string& format, 
     return;
   }
   const auto in = find_app("histeq").open_dataset(inputs.front());
-  v.spec = spec_of(in.params());
+  v.spec = video_of(in);
   v.source = streaming::bundle_source(in, "video", datasets::dtype::u8);
   v.bundle = true;
 }
@@ -282,14 +297,7 @@ class histeq_app final : public app {
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  // The video's frames x height x width pixels, as the manifest says.
-  void check_arrays(const bundle& in) const override {
-    const auto s = spec_of(in.params());
-    const std::vector<std::int64_t> shape = {s.frames, s.height, s.width};
-    if (in.header("video").shape != shape)
-      throw input_error(in.path_of("video").string() + ": shape " + datasets::shape_string(in.header("video").shape) +
-                        ", but the manifest says frames x height x width = " + datasets::shape_string(shape));
-  }
+  void check_dataset(const bundle& in) const override { video_of(in); }
 
   void generate(const gen_request& r) const override {
     const auto s = spec_of(r.params);

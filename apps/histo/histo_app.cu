@@ -61,8 +61,10 @@
 #include "core/scatter.cuh"
 #include "core/segreduce.cuh"
 #include "datasets/bundle.hpp"
+#include "datasets/futhark_data.hpp"
 #include "datasets/parboil_histo.hpp"
 #include "datasets/random.hpp"
+#include "datasets/text_reader.hpp"
 #include "validate/histo.hpp"
 #include "validate/report.hpp"
 
@@ -452,25 +454,43 @@ class histo_app final : public app {
   std::vector<std::string> bench_presets() const override { return {"parboil"}; }
   std::vector<file_format> input_formats() const override {
     return {{"parboil", "Parboil histo's input file (-i img.bin): uint32 image width, height, histogram width, height, "
-                        "then the image's bin indices"}};
+                        "then the image's bin indices"},
+            {"futhark", "the SC20 artifact's histo-data/*.in (benchmarks/parboil/histo.fut): histogram width, height (i32) "
+                        "and the image of bin indices as a 2D i32 array, in a Futhark data file (-i FILE)"}};
   }
   std::vector<setting> run_settings() const override {
     return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"},
-            {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"}};
+            {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"},
+            strict_setting("Parboil's histo")};
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  void check_arrays(const bundle& b) const override {
-    const auto& in = spec_of(b.params()).shape;
-    const std::vector<std::int64_t> shape = {in.image_height, in.image_width};
-    if (b.header("image").shape != shape)
-      throw input_error(b.path_of("image").string() + ": shape " + datasets::shape_string(b.header("image").shape) +
-                        ", but the manifest says image_height x image_width = " + datasets::shape_string(shape));
+  // What a run reads: a 2D image (its height and width, where the manifest gives them, agree) and
+  // the histogram's shape; the bins are checked against it as the image is read.
+  void check_dataset(const bundle& b) const override { histogram_of(b); }
+
+  static parboil_histo_input histogram_of(const bundle& b) {
+    const auto h = b.header("image");
+    if (h.shape.size() != 2 || h.shape[0] > UINT32_MAX || h.shape[1] > UINT32_MAX)
+      throw input_error(b.path_of("image").string() + ": expected a 2D image (height, width) of at most 2^32 - 1 each, not " +
+                        datasets::shape_string(h.shape));
+    for (const auto& [key, length] : {std::pair{"image_height", h.shape[0]}, std::pair{"image_width", h.shape[1]}})
+      if (b.params().contains(key) && b.params()[key] != length)
+        throw input_error(b.path_of("image").string() + ": shape " + datasets::shape_string(h.shape) + ", but the manifest says " +
+                          key + " = " + b.params()[key].dump());
+    parboil_histo_input in;
+    in.image_height = u32(h.shape[0]);
+    in.image_width = u32(h.shape[1]);
+    in.histo_width = u32(int_param(b.params(), "histo_width", 1, UINT32_MAX));
+    in.histo_height = u32(int_param(b.params(), "histo_height", 1, UINT32_MAX));
+    if (in.bin_count() >= (std::uint64_t{1} << 32)) throw usage_error("histo: histo_width * histo_height must be below 2^32");
+    return in;
   }
 
   void generate(const gen_request& r) const override {
     check_format(r.format);
     const auto in = generate_image(r.params, r.seed);
+    if (r.format == "futhark") return write_futhark_histo(r.output, in);
     if (!r.format.empty()) return datasets::write_parboil_histo(r.output, in);
     datasets::bundle_writer out(r.output, "dataset", name());
     const std::int64_t shape[2] = {in.image_height, in.image_width};
@@ -479,26 +499,23 @@ class histo_app final : public app {
   }
 
   // The input of a run: a Parboil file, or a bundle (the image and the histogram's shape).
-  parboil_histo_input load(const std::vector<std::filesystem::path>& inputs, const std::string& format) const {
+  parboil_histo_input load(const std::vector<std::filesystem::path>& inputs, const std::string& format,
+                           datasets::leniency& lenient) const {
     check_format(format);
     if (inputs.size() != 1) throw usage_error("histo: give one input (-i), not " + std::to_string(inputs.size()));
-    if (!format.empty()) return datasets::read_parboil_histo(inputs.front());
+    if (format == "futhark") return read_futhark_histo(inputs.front());
+    if (!format.empty()) return datasets::read_parboil_histo(inputs.front(), lenient);
     const auto b = open_dataset(inputs.front());
-    const auto h = b.header("image");
-    if (h.shape.size() != 2 || h.shape[0] > UINT32_MAX || h.shape[1] > UINT32_MAX)
-      throw input_error(b.path_of("image").string() + ": expected a 2D image (height, width) of at most 2^32 - 1 each");
-    parboil_histo_input in;
-    in.image_height = u32(h.shape[0]);
-    in.image_width = u32(h.shape[1]);
-    in.histo_width = u32(int_param(b.params(), "histo_width", 1, UINT32_MAX));
-    in.histo_height = u32(int_param(b.params(), "histo_height", 1, UINT32_MAX));
+    parboil_histo_input in = histogram_of(b);
     in.bins = b.read<u32>("image");
     datasets::check_parboil_histo(in, b.path_of("image").string());
     return in;
   }
 
   std::string run(context& ctx, const run_request& r) const override {
-    const auto in = load(r.inputs, r.format);
+    auto lenient = leniency_of(r.settings, "Parboil's histo");
+    const auto in = load(r.inputs, r.format, lenient);
+    report_leniency(lenient);
     const auto v = parse_hist_variant(r.variant, formulations, name());
     const std::int64_t iterations = int_param(r.settings, "iterations", 1, std::int64_t{1} << 40);
     const std::int64_t window = int_param(r.settings, "window", 0, UINT32_MAX);
@@ -531,7 +548,8 @@ class histo_app final : public app {
   }
 
   validate_report validate(const validate_request& r) const override {
-    const auto in = load(r.inputs, r.format);
+    datasets::leniency lenient;
+    const auto in = load(r.inputs, r.format, lenient);
     const auto out = bundle::open(r.result, "result", name());
     const auto expected = validate::saturating_counts(in.bins, in.bin_count());
     const auto got = out.read<u8>("histo");
@@ -552,8 +570,7 @@ class histo_app final : public app {
       rep.mismatch("the result has no histo.bmp");
     } else {
       const std::string bmp = datasets::parboil_histo_bmp(expected, in.histo_width, in.histo_height);
-      std::ifstream f(out.file_path("histo.bmp"), std::ios::binary);
-      const std::string have((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      const std::string have = datasets::read_text_file(out.file_path("histo.bmp"));
       if (have != bmp) {
         const auto at = std::mismatch(bmp.begin(), bmp.end(), have.begin(), have.end()).first - bmp.begin();
         rep.mismatch("histo.bmp differs from Parboil's BMP of the reference from byte " + std::to_string(at) + " (" +
@@ -563,11 +580,101 @@ class histo_app final : public app {
     return {rep.ok(), rep.describe("8-bit counters and the BMP")};
   }
 
+  std::vector<file_format> expected_formats() const override {
+    return {{"parboil", "the BMP Parboil's histo writes (-o ref.bmp); identical byte for byte"},
+            {"futhark", "the SC20 artifact's histo-data/*.out: the histogram's saturated counts as a Futhark i32 array; equal"}};
+  }
+
+  // The artifact's program (benchmarks/parboil/histo.fut): main (histo_width: i32) (histo_height:
+  // i32) (img: [img_width][img_height]i32), the pixels in the array's order.
+  static parboil_histo_input read_futhark_histo(const std::filesystem::path& path) {
+    const auto values = datasets::read_futhark_values(path);
+    if (values.size() != 3)
+      throw input_error(path.string() + ": holds " + std::to_string(values.size()) +
+                        " values, not histo.fut's 3 (histogram width, histogram height, the image)");
+    parboil_histo_input in;
+    for (const auto& [v, field] : {std::pair{&values[0], &in.histo_width}, std::pair{&values[1], &in.histo_height}}) {
+      const std::int64_t side = v->i64_scalar();
+      if (side < 1 || side > UINT32_MAX) throw input_error(path.string() + ": a histogram side of " + std::to_string(side));
+      *field = u32(side);
+    }
+    const auto pixels = values[2].i32_elements(2);
+    if (values[2].shape[0] > UINT32_MAX || values[2].shape[1] > UINT32_MAX)
+      throw input_error(path.string() + ": an image of " + values[2].type_text() + " is beyond 32-bit sides");
+    in.image_width = u32(values[2].shape[0]);
+    in.image_height = u32(values[2].shape[1]);
+    in.bins.assign(pixels.begin(), pixels.end());  // a negative index becomes one beyond every histogram
+    datasets::check_parboil_histo(in, path.string());
+    return in;
+  }
+  static void write_futhark_histo(const std::filesystem::path& path, const parboil_histo_input& in) {
+    const std::vector<std::int32_t> pixels(in.bins.begin(), in.bins.end());
+    const std::vector<datasets::futhark_value> values = {
+        datasets::make_futhark_scalar<std::int32_t>(std::int32_t(in.histo_width)),
+        datasets::make_futhark_scalar<std::int32_t>(std::int32_t(in.histo_height)),
+        datasets::make_futhark_value<std::int32_t>({std::int64_t(in.image_width), std::int64_t(in.image_height)}, pixels)};
+    datasets::write_futhark_values(path, values);
+  }
+
+  // Parboil's rule: the same BMP, byte for byte. A difference is named by its pixel. The
+  // artifact's output: the same counts.
+  validate_report compare(const compare_request& r) const override {
+    const auto out = bundle::open(r.result, "result", name());
+    if (r.format == "futhark") return compare_counts(out, r.expected);
+    if (!out.has_file("histo.bmp")) throw input_error(r.result.string() + ": the result has no histo.bmp");
+    const auto shape = out.header("histo").shape;
+    if (shape.size() != 2) throw input_error(out.path_of("histo").string() + ": not a height x width histogram");
+    const std::string ours = datasets::read_text_file(out.file_path("histo.bmp")), theirs = datasets::read_text_file(r.expected);
+    constexpr std::size_t headers = 54;
+    if (theirs.size() < headers || theirs.compare(0, 2, "BM") != 0)
+      throw input_error(r.expected.string() + ": not a BMP (" + std::to_string(theirs.size()) + " bytes; Parboil's start with \"BM\")");
+    if (ours == theirs) return {true, "identical to " + r.expected.filename().string() + ", byte for byte (" + std::to_string(ours.size()) + " bytes)"};
+    std::ostringstream s;
+    const auto first = std::size_t(std::mismatch(ours.begin(), ours.end(), theirs.begin(), theirs.end()).first - ours.begin());
+    if (ours.size() != theirs.size() || first < headers) {
+      s << "the files differ from byte " << first << " (" << ours.size() << " bytes here, " << theirs.size() << " in "
+        << r.expected.filename().string() << (first < headers ? "; in the headers: another histogram shape?)" : ")");
+      return {false, s.str()};
+    }
+    // Pixel rows run from the last histogram row up, 3 bytes a pixel, each row padded to 4 bytes.
+    const std::int64_t width = shape[1], height = shape[0], row_bytes = (width * 24 + 31) / 32 * 4;
+    std::int64_t pixels = 0, worst_at = -1, worst = -1;
+    for (std::size_t b = headers; b < ours.size(); ++b) {
+      if (ours[b] == theirs[b]) continue;
+      const std::int64_t at = std::int64_t(b - headers), in_row = at % row_bytes;
+      if (in_row % 3 == 0 || b == first) ++pixels;
+      const int diff = std::abs(int(std::uint8_t(ours[b])) - int(std::uint8_t(theirs[b])));
+      if (diff > worst) worst = diff, worst_at = at;
+    }
+    const auto pixel = [&](std::int64_t at) {
+      return "(x " + std::to_string(at % row_bytes / 3) + ", y " + std::to_string(height - 1 - at / row_bytes) + ")";
+    };
+    s << "about " << pixels << " pixels differ; the first at " << pixel(std::int64_t(first - headers)) << ", the largest "
+      << "difference " << worst << " in a colour byte at " << pixel(worst_at) << " (red = Parboil's intensity of the 8-bit counter)";
+    return {false, s.str()};
+  }
+
+  static validate_report compare_counts(const bundle& out, const std::filesystem::path& expected) {
+    const auto values = datasets::read_futhark_values(expected);
+    if (values.size() != 1) throw input_error(expected.string() + ": holds " + std::to_string(values.size()) + " values, not histo.fut's one");
+    const auto theirs = values[0].i32_elements(1);
+    const auto ours = out.read<u8>("histo");
+    if (theirs.size() != ours.size())
+      return {false, expected.filename().string() + " holds " + std::to_string(theirs.size()) + " counts, the result " + std::to_string(ours.size())};
+    std::int64_t differ = 0, first = -1;
+    for (std::size_t b = 0; b < ours.size(); ++b)
+      if (std::int32_t(ours[b]) != theirs[b]) differ += 1, first = first < 0 ? std::int64_t(b) : first;
+    if (differ == 0) return {true, "all " + std::to_string(ours.size()) + " counts equal " + expected.filename().string() + "'s"};
+    return {false, std::to_string(differ) + " of " + std::to_string(ours.size()) + " counts differ; the first, bin " + std::to_string(first) +
+                       ": " + std::to_string(ours[std::size_t(first)]) + " here, " + std::to_string(theirs[std::size_t(first)]) + " expected"};
+  }
+
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
     if (!ctx.is_cuda()) throw usage_error("histo bench: the baselines (CUB, byte atomics) need --backend cuda");
     // Each -i file is a case; else the presets.
     std::vector<bench_input<parboil_histo_input>> cases;
-    for (const auto& file : r.inputs) cases.push_back({file.string(), load({file}, r.format.empty() ? "parboil" : r.format), ""});
+    datasets::leniency lenient;
+    for (const auto& file : r.inputs) cases.push_back({file.string(), load({file}, r.format.empty() ? "parboil" : r.format, lenient), ""});
     if (cases.empty())
       cases = preset_inputs<parboil_histo_input>(*this, r, [&](const nlohmann::json& p) { return generate_image(p, r.seed); });
     suite.expect_cases(int(cases.size()));

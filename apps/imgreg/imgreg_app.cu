@@ -849,14 +849,21 @@ class imgreg_app final : public app {
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  // Both images of the manifest's height x width.
-  void check_arrays(const datasets::bundle& in) const override {
-    const pair_spec s = spec_of(in.params());
-    const std::vector<std::int64_t> shape = {s.height, s.width};
+  // What a run reads: two images of one height x width (as the manifest says, where it does), 8 to
+  // 32768 pixels a side; levels and the truth are checked where they are read.
+  void check_dataset(const datasets::bundle& in) const override {
+    const auto shape = in.header("fixed").shape;
     for (const char* name : {"fixed", "moving"})
-      if (in.header(name).shape != shape)
+      if (in.header(name).shape.size() != 2 || in.header(name).shape != shape)
         throw input_error(in.path_of(name).string() + ": shape " + datasets::shape_string(in.header(name).shape) +
-                          ", but the manifest says height x width = " + datasets::shape_string(shape));
+                          "; the fixed and moving images must both be height x width");
+    for (const auto& [key, length] : {std::pair{"height", shape[0]}, std::pair{"width", shape[1]}}) {
+      if (in.params().contains(key) && in.params()[key] != length)
+        throw input_error(in.path_of("fixed").string() + ": shape " + datasets::shape_string(shape) + ", but the manifest says " + key +
+                          " = " + in.params()[key].dump());
+      if (length < 8 || length > (1 << 15))
+        throw input_error(in.path_of("fixed").string() + ": shape " + datasets::shape_string(shape) + "; imgreg takes 8 to 32768 pixels a side");
+    }
   }
 
   void generate(const gen_request& r) const override {

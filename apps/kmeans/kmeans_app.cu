@@ -4,7 +4,8 @@
 //
 // One iteration: assign every point to its nearest centroid, then move every non-empty
 // cluster's centroid to the mean of its points (an empty cluster keeps its centroid); stop after
-// max_iterations, or once at most threshold * n points changed cluster.
+// max_iterations, or once at most `threshold` points (Rodinia's rule: its default runs until no point
+// changes) or at most threshold_fraction * n points changed cluster (validate::kmeans_stop_rule).
 //   layout      columns (small k): a feature-major copy of the points beside the row-major one,
 //               so that a warp reads one feature of 32 points as one line; rows: row-major only.
 //   assignment  direct: columns: a lane per point keeps its distance to every centroid in
@@ -943,10 +944,22 @@ void copy_within(context& ctx, span<T> to, span<const T> from) {
 
 // ---- The clustering -------------------------------------------------------------------------
 
+// init=first takes Rodinia's initial centroids (validate::rodinia_initial_point): the first k
+// points, unless k > n / 2.
+bool first_k_are_rodinias(std::int64_t n, std::int64_t k) { return validate::rodinia_initial_point(n, k - 1) == k - 1; }
+
+std::vector<float> rodinia_initial_centroids(std::span<const float> x, std::int64_t n, std::int64_t d, std::int64_t k) {
+  std::vector<float> c(static_cast<std::size_t>(k * d));
+  for (std::int64_t i = 0; i < k; ++i) {
+    const auto from = x.begin() + validate::rodinia_initial_point(n, i) * d;
+    std::copy(from, from + d, c.begin() + i * d);
+  }
+  return c;
+}
+
 struct kmeans_config {
   std::int64_t k = 5;
-  double threshold = 0.001;
-  std::int64_t max_iterations = 500;
+  validate::kmeans_stop_rule stop;
   init_kind init = init_kind::first;
   std::uint64_t seed = 1;
 };
@@ -1075,8 +1088,9 @@ class kmeans_engine {
 
   // Initial centroids and no previous memberships (every point changes in the first iteration).
   void initialize(init_kind init, std::uint64_t seed) {
-    if (init == init_kind::first) copy_within(ctx_, centroids_.view(), span<const float>(x_.data(), std::size_t(k_ * d_)));
-    else seed_kmeanspp(seed);
+    if (init == init_kind::kmeanspp) seed_kmeanspp(seed);
+    else if (first_k_are_rodinias(n_, k_)) copy_within(ctx_, centroids_.view(), span<const float>(x_.data(), std::size_t(k_ * d_)));
+    else centroids_.copy_from(rodinia_initial_centroids(host_x_, n_, d_, k_));
     if (plan_.update == update_kind::rodinia) {
       centroids_.copy_to(host_centroids_);
       std::fill(host_previous_.begin(), host_previous_.end(), -1);
@@ -1112,10 +1126,10 @@ class kmeans_engine {
       iterations = it;
       if (record) record->changed.push_back(rep.changed), record->objectives.push_back(rep.objective);
       if (progress) progress(it, rep);
-      return double(rep.changed) <= cfg.threshold * double(n_);
+      return cfg.stop.converged(rep.changed, n_);
     };
     if (plan_.update == update_kind::rodinia) {
-      for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+      for (std::int64_t it = 1; it <= cfg.stop.max_iterations; ++it) {
         const step_report rep = step(true, bool(progress));
         if (it == 1) keep_first_membership();
         if (report(it, rep)) break;
@@ -1127,8 +1141,8 @@ class kmeans_engine {
     // it converged, the one ahead is undone: it wrote only the swapped buffers and scratch.
     queue_step(1);
     keep_first_membership();
-    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
-      const bool ahead = it < cfg.max_iterations;
+    for (std::int64_t it = 1; it <= cfg.stop.max_iterations; ++it) {
+      const bool ahead = it < cfg.stop.max_iterations;
       if (ahead) queue_step(it + 1);
       const summary s = reports_->wait(int(it % 2));
       if (report(it, {s.changed, s.objective})) {
@@ -1660,10 +1674,10 @@ class ranked_kmeans {
 
   // Lloyd's iterations from the first k points until convergence (what the scaling bench times).
   void iterate(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress, clustering* record) {
-    const std::span<const float> initial(pts_.features.data(), std::size_t(k_ * pts_.d));
+    const std::vector<float> initial = rodinia_initial_centroids(pts_.features, pts_.n, pts_.d, k_);
     for (auto& e : engines_) e->start_from(initial);
     const auto arrays = engines_[0]->partials();
-    for (std::int64_t it = 1; it <= cfg.max_iterations; ++it) {
+    for (std::int64_t it = 1; it <= cfg.stop.max_iterations; ++it) {
       for (auto& e : engines_) e->queue_partials();
       sum_over_ranks([](const auto& a) -> void* { return a.counts; }, arrays.count_bins, reduce_type_of<int>());
       sum_over_ranks([](const auto& a) -> void* { return a.sums; }, arrays.sum_values, reduce_type::f32);
@@ -1673,7 +1687,7 @@ class ranked_kmeans {
       const summary s = engines_[0]->reduced_report();
       if (record) record->iterations = it, record->changed.push_back(s.changed), record->objectives.push_back(s.objective);
       if (progress) progress(it, {s.changed, s.objective});
-      if (double(s.changed) <= cfg.threshold * double(pts_.n)) break;
+      if (cfg.stop.converged(s.changed, pts_.n)) break;
     }
   }
 
@@ -1684,7 +1698,7 @@ class ranked_kmeans {
     iterate(cfg, progress, &out);
     mc_.synchronize();
     out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    out.initial_centroids.assign(pts_.features.begin(), pts_.features.begin() + k_ * pts_.d);
+    out.initial_centroids = rodinia_initial_centroids(pts_.features, pts_.n, pts_.d, k_);
     out.centroids = engines_[0]->centroids();
     for (auto& e : engines_) {
       const auto m = e->membership(), f = e->first_membership();
@@ -1716,10 +1730,11 @@ constexpr std::int64_t max_points = std::numeric_limits<std::int32_t>::max();
 // n * d floats a dataset may hold: 64 GiB.
 constexpr std::int64_t max_features = std::int64_t{1} << 34;
 
+// A generated dataset: the generator's settings and the run settings it records (run's defaults).
 struct kmeans_spec {
-  std::int64_t n = 0, d = 0, k = 0, blobs = 0, max_iterations = 500;
-  double spread = 0, threshold = 0.001;
-  std::string init = "first";
+  std::int64_t n = 0, d = 0, blobs = 0;
+  double spread = 0;
+  kmeans_config run;
   bool whole = true;     // bench: also time the whole clustering
   bool parts = false;    // bench: also time each part of an iteration
   std::string variants;  // bench: variants timed per iteration besides rodinia, hist, segreduce
@@ -1736,23 +1751,32 @@ std::string string_param(const nlohmann::json& params, const std::string& key) {
   return params[key].get<std::string>();
 }
 
+// The run settings (k, the stopping rule, init, seed) from JSON values, for n points.
+kmeans_config run_config_of(const nlohmann::json& values, std::int64_t n) {
+  kmeans_config cfg;
+  cfg.k = int_param(values, "k", 1, max_points);
+  if (cfg.k > n) throw usage_error("kmeans: k = " + std::to_string(cfg.k) + " exceeds the " + std::to_string(n) + " points");
+  // Rodinia takes any -t; a negative one never stops before the iteration limit.
+  cfg.stop.threshold = real_param(values, "threshold", -1e18, 1e18);
+  cfg.stop.threshold_fraction = real_param(values, "threshold_fraction", 0, 1);
+  cfg.stop.max_iterations = int_param(values, "max_iterations", 1, 1'000'000'000);
+  cfg.init = parse_init(string_param(values, "init"));
+  if (values.contains("seed")) cfg.seed = std::uint64_t(int_param(values, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+  return cfg;
+}
+
 kmeans_spec spec_of(const nlohmann::json& params) {
   kmeans_spec s;
   s.n = int_param(params, "n", 1, max_points);
   s.d = int_param(params, "d", 1, max_features);
-  s.k = int_param(params, "k", 1, max_points);
   s.blobs = int_param(params, "blobs", 0, 1 << 20);
   s.spread = real_param(params, "spread", 0, 1e6);
-  s.threshold = real_param(params, "threshold", 0, 1);
-  s.max_iterations = int_param(params, "max_iterations", 1, 1'000'000'000);
-  s.init = string_param(params, "init");
-  parse_init(s.init);
+  s.run = run_config_of(params, s.n);
   s.whole = int_param(params, "whole", 0, 1) == 1;
   s.parts = int_param(params, "parts", 0, 1) == 1;
   s.variants = string_param(params, "variants");
   if (s.d > max_features / s.n)  // n x d itself may overflow 64 bits
     throw usage_error("kmeans: n x d = " + std::to_string(s.n) + " x " + std::to_string(s.d) + " features exceed the limit of 2^34");
-  if (s.k > s.n) throw usage_error("kmeans: k = " + std::to_string(s.k) + " exceeds n = " + std::to_string(s.n) + " points");
   return s;
 }
 
@@ -1800,21 +1824,28 @@ struct loaded_points {
   nlohmann::json params = nlohmann::json::object();  // a bundle's parameters (k, threshold, ...)
 };
 
-loaded_points load_points(const std::vector<std::filesystem::path>& inputs, const std::string& format) {
+// A dataset bundle's features: an n x d float32 array.
+std::pair<std::int64_t, std::int64_t> features_shape(const bundle& in) {
+  const auto h = in.header("features");
+  if (h.shape.size() != 2 || h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > max_points)
+    throw input_error(in.path_of("features").string() + ": features must be an n x d array with n in [1, 2^31) and d >= 1, not " +
+                      datasets::shape_string(h.shape));
+  return {h.shape[0], h.shape[1]};
+}
+
+constexpr const char* rodinia_kmeans = "Rodinia's kmeans";
+
+// Rodinia's files are read as Rodinia reads them (datasets/rodinia_kmeans.hpp); what it reads
+// leniently goes into `lenient` (or is refused when it is strict).
+loaded_points load_points(const std::vector<std::filesystem::path>& inputs, const std::string& format, datasets::leniency& lenient) {
   if (inputs.size() != 1) throw usage_error("kmeans reads one input (-i), got " + std::to_string(inputs.size()));
   loaded_points out;
-  if (format == "rodinia") {
-    out.pts = datasets::read_rodinia_kmeans_text(inputs[0]);
-  } else if (format == "rodinia-bin") {
-    out.pts = datasets::read_rodinia_kmeans_binary(inputs[0]);
+  if (format == "rodinia" || format == "rodinia-bin") {
+    out.pts = format == "rodinia" ? datasets::read_rodinia_kmeans_text(inputs[0], lenient)
+                                  : datasets::read_rodinia_kmeans_binary(inputs[0], lenient);
   } else {
     const auto in = find_app("kmeans").open_dataset(inputs[0]);
-    const auto h = in.header("features");
-    if (h.shape.size() != 2 || h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > max_points)
-      throw input_error(in.path_of("features").string() + ": features must be an n x d array with n in [1, 2^31) and d >= 1, not " +
-                        datasets::shape_string(h.shape));
-    out.pts.n = h.shape[0];
-    out.pts.d = h.shape[1];
+    std::tie(out.pts.n, out.pts.d) = features_shape(in);
     out.pts.features = in.read<float>("features");
     for (std::size_t i = 0; i < out.pts.features.size(); ++i)
       if (!std::isfinite(out.pts.features[i]))
@@ -1825,11 +1856,20 @@ loaded_points load_points(const std::vector<std::filesystem::path>& inputs, cons
   return out;
 }
 
-// Rodinia's defaults (kmeans -m 5 -t 0.001, at most 500 loops) for files that carry none.
-const nlohmann::json rodinia_defaults = {{"k", 5}, {"threshold", 0.001}, {"max_iterations", 500}, {"init", "first"}};
+loaded_points load_points(const std::vector<std::filesystem::path>& inputs, const std::string& format) {
+  datasets::leniency lenient;
+  return load_points(inputs, format, lenient);
+}
+
+// Rodinia's defaults (kmeans -m 5 -n 5 -t 0.001), for files that carry none.
+const nlohmann::json rodinia_defaults = {{"k", 5},
+                                         {"threshold", validate::rodinia_threshold},
+                                         {"threshold_fraction", 0},
+                                         {"max_iterations", validate::rodinia_max_iterations},
+                                         {"init", "first"}};
 
 // A run setting: its --set value, or with "dataset" the dataset's parameter (Rodinia's default
-// for Rodinia files).
+// for Rodinia files and for bundles that lack it).
 nlohmann::json setting_value(const nlohmann::json& settings, const nlohmann::json& dataset, const std::string& key) {
   const auto& v = settings.at(key);
   if (!v.is_string() || v.get<std::string>() != "dataset") return v;
@@ -1837,21 +1877,27 @@ nlohmann::json setting_value(const nlohmann::json& settings, const nlohmann::jso
 }
 
 kmeans_config config_of(const nlohmann::json& settings, const nlohmann::json& dataset, std::int64_t n) {
-  auto number = [&](const std::string& key) {
-    nlohmann::json v = setting_value(settings, dataset, key);
-    return v.is_string() ? parse_number(key, v.get<std::string>()) : v;
-  };
-  nlohmann::json values = {{"k", number("k")}, {"threshold", number("threshold")}, {"max_iterations", number("max_iterations")},
-                           {"seed", number("seed")}};
-  kmeans_config cfg;
-  cfg.k = int_param(values, "k", 1, max_points);
-  if (cfg.k > n) throw usage_error("kmeans: k = " + std::to_string(cfg.k) + " exceeds the " + std::to_string(n) + " points");
-  cfg.threshold = real_param(values, "threshold", 0, 1);
-  cfg.max_iterations = int_param(values, "max_iterations", 1, 1'000'000'000);
-  cfg.seed = std::uint64_t(int_param(values, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+  nlohmann::json values = nlohmann::json::object();
+  for (const char* key : {"k", "threshold", "threshold_fraction", "max_iterations", "seed"}) {
+    const nlohmann::json v = setting_value(settings, dataset, key);
+    values[key] = v.is_string() ? parse_number(key, v.get<std::string>()) : v;
+  }
   const nlohmann::json init = setting_value(settings, dataset, "init");
-  cfg.init = parse_init(init.is_string() ? init.get<std::string>() : init.dump());
-  return cfg;
+  values["init"] = init.is_string() ? init.get<std::string>() : init.dump();
+  return run_config_of(values, n);
+}
+
+// The run settings a dataset bundle records, as run takes them by default.
+const nlohmann::json every_setting_from_dataset = {
+    {"k", "dataset"}, {"threshold", "dataset"}, {"threshold_fraction", "dataset"}, {"max_iterations", "dataset"}, {"init", "dataset"}, {"seed", 1}};
+
+// Rodinia's -r: the root of the mean squared distance of the points to their nearest final
+// centroid, which the final memberships are once no point changed cluster.
+double rmse_of(double objective, std::int64_t n) { return std::sqrt(objective / double(n)); }
+std::string rodinia_rmse_text(double rmse) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", rmse);  // Rodinia prints "Root Mean Squared Error: %.3f"
+  return buf;
 }
 
 std::string init_name(init_kind i) { return i == init_kind::first ? "first" : "kmeans++"; }
@@ -1881,9 +1927,11 @@ class kmeans_app final : public app {
   }
   std::vector<preset> presets() const override {
     auto p = [](std::int64_t n, std::int64_t d, std::int64_t k, std::int64_t blobs, double spread, int whole) {
-      return nlohmann::json{{"n", n},           {"d", d},           {"k", k},         {"blobs", blobs},
-                            {"spread", spread}, {"threshold", 0.001}, {"max_iterations", 500}, {"init", "first"},
-                            {"whole", whole},   {"parts", 0},           {"variants", ""}};
+      nlohmann::json params = {{"n", n},         {"d", d},         {"k", k},           {"blobs", blobs}, {"spread", spread},
+                                {"whole", whole}, {"parts", 0},     {"variants", ""}};
+      params.update(rodinia_defaults);
+      params["k"] = k;
+      return params;
     };
     return {{"rodinia-204800", "Rodinia's 204800.txt shape: 204,800 x 34, k = 5, Gaussian blobs of different sizes",
              p(204'800, 34, 5, 12, 0.25, 1)},
@@ -1909,22 +1957,27 @@ class kmeans_app final : public app {
             {"rodinia-bin", "Rodinia's binary points (kmeans -b): int32 n, int32 d, n x d float32 (-i FILE)"}};
   }
   std::vector<setting> run_settings() const override {
-    return {{"k", "dataset", "clusters; 'dataset': the bundle's k (5 for Rodinia files)"},
-            {"threshold", "dataset", "stop once at most this fraction of the points changed cluster (Rodinia: 0.001)"},
-            {"max_iterations", "dataset", "at most this many iterations (Rodinia: 500)"},
-            {"init", "dataset", "initial centroids: first (the first k points, Rodinia's) or kmeans++"},
+    return {{"k", "dataset", "clusters (Rodinia's -m/-n with one value); 'dataset': the bundle's k, 5 for Rodinia files"},
+            {"threshold", "dataset",
+             "Rodinia's -t: iterate while more than this many points change cluster (Rodinia's 0.001: until none does)"},
+            {"threshold_fraction", "dataset", "also stop once at most this fraction of the points changed cluster (0: off)"},
+            {"max_iterations", "dataset", "at most this many iterations (Rodinia's loop: 501)"},
+            {"init", "dataset", "initial centroids: first (Rodinia's: the first k points; for k > n/2 its swap loop's picks) or kmeans++"},
             {"seed", 1, "random seed of kmeans++"},
+            strict_setting(rodinia_kmeans),
             {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks); "
                             "the points sharded, the counts and sums all-reduced each iteration (hist variant, init=first)"}};
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  void check_arrays(const bundle& in) const override {
-    const auto s = spec_of(in.params());
-    const std::vector<std::int64_t> shape = {s.n, s.d};
-    if (in.header("features").shape != shape)
-      throw input_error(in.path_of("features").string() + ": shape " + datasets::shape_string(in.header("features").shape) +
-                        ", but the manifest says n x d = " + datasets::shape_string(shape));
+  // The features' shape, the manifest's n and d where it gives them, and the run settings it records.
+  void check_dataset(const bundle& in) const override {
+    const auto [n, d] = features_shape(in);
+    for (const auto& [key, value] : {std::pair{"n", n}, std::pair{"d", d}})
+      if (in.params().contains(key) && in.params()[key] != value)
+        throw input_error(in.path_of("features").string() + ": shape " + datasets::shape_string(in.header("features").shape) +
+                          ", but the manifest says " + key + " = " + in.params()[key].dump());
+    config_of(every_setting_from_dataset, in.params(), n);
   }
 
   void generate(const gen_request& r) const override {
@@ -1942,7 +1995,9 @@ class kmeans_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const auto plan = parse_variant(r.variant);
-    const auto data = load_points(r.inputs, r.format);
+    auto lenient = leniency_of(r.settings, rodinia_kmeans);
+    const auto data = load_points(r.inputs, r.format, lenient);
+    report_leniency(lenient);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
     // --set devices=...: several ranks (ranked_kmeans); without it, one engine on ctx as always.
@@ -1981,8 +2036,9 @@ class kmeans_app final : public app {
     out.params() = {{"n", n},
                     {"d", d},
                     {"k", cfg.k},
-                    {"threshold", cfg.threshold},
-                    {"max_iterations", cfg.max_iterations},
+                    {"threshold", cfg.stop.threshold},
+                    {"threshold_fraction", cfg.stop.threshold_fraction},
+                    {"max_iterations", cfg.stop.max_iterations},
                     {"init", init_name(cfg.init)},
                     {"seed", cfg.seed},
                     {"format", r.format.empty() ? "bundle" : r.format},
@@ -1998,11 +2054,13 @@ class kmeans_app final : public app {
                   {"update_plan", update_plan},
                   {"iterations", res.iterations},
                   {"objective", res.objective},
+                  {"rmse", rmse_of(res.objective, n)},
                   {"ms", res.ms},
                   {"ms_per_iteration", res.ms / double(std::max<std::int64_t>(res.iterations, 1))}};
     out.finish();
     msg << "\n  " << res.iterations << " iterations in " << res.ms << " ms (" << res.ms / double(std::max<std::int64_t>(res.iterations, 1))
-        << " ms each, initialisation included), objective " << std::setprecision(10) << res.objective;
+        << " ms each, initialisation included), objective " << std::setprecision(10) << res.objective << ", RMSE "
+        << rodinia_rmse_text(rmse_of(res.objective, n));
     if (r.verbose && !update_plan.empty()) msg << "\n  update: " << update_plan;
     return msg.str();
   }
@@ -2021,14 +2079,13 @@ class kmeans_app final : public app {
     const std::int64_t k = params["k"].get<std::int64_t>();
     if (k < 1 || k > n) throw bad("k = " + std::to_string(k) + " does not fit the dataset's " + std::to_string(n) + " points");
     // The run's configuration, as its result recorded it (the reference repeats the run).
-    const auto [threshold, max_iterations, init] = params_of_file(res.dir() / "manifest.json", [&] {
-      const nlohmann::json recorded = {{"threshold", params.value("threshold", nlohmann::json(0.001))},
-                                       {"max_iterations", params.value("max_iterations", nlohmann::json(500))},
-                                       {"init", params.value("init", nlohmann::json("first"))}};
-      const std::string init_text = string_param(recorded, "init");
-      parse_init(init_text);
-      return std::tuple{real_param(recorded, "threshold", 0, 1), int_param(recorded, "max_iterations", 1, 1'000'000'000), init_text};
+    const kmeans_config cfg = params_of_file(res.dir() / "manifest.json", [&] {
+      nlohmann::json recorded = params;
+      for (const auto& [key, value] : rodinia_defaults.items())
+        if (!recorded.contains(key)) recorded[key] = value;
+      return run_config_of(recorded, n);
     });
+    const std::string init = init_name(cfg.init);
     const auto centroids = res.read<float>("centroids"), initial = res.read<float>("initial_centroids");
     const auto membership = res.read<std::int32_t>("membership"), first = res.read<std::int32_t>("first_membership");
     if (centroids.size() != std::size_t(k * d) || initial.size() != std::size_t(k * d))
@@ -2045,10 +2102,11 @@ class kmeans_app final : public app {
     std::ostringstream detail;
     bool ok = true;
 
-    // The initial centroids: the first k points, or (kmeans++) points of the dataset.
+    // The initial centroids: Rodinia's pick, or (kmeans++) points of the dataset.
     std::int64_t foreign = 0;
-    if (init == "first") {
-      foreign = std::memcmp(initial.data(), x.data(), initial.size() * sizeof(float)) == 0 ? 0 : k;
+    if (cfg.init == init_kind::first) {
+      const auto expected = rodinia_initial_centroids(x, n, d, k);
+      foreign = std::memcmp(initial.data(), expected.data(), initial.size() * sizeof(float)) == 0 ? 0 : k;
     } else {
       std::unordered_map<std::string, int> rows;
       for (std::int64_t p = 0; p < n; ++p) rows.emplace(std::string(reinterpret_cast<const char*>(x.data() + p * d), std::size_t(d) * 4), 0);
@@ -2088,7 +2146,7 @@ class kmeans_app final : public app {
       detail << "\n  reference run skipped: about " << std::setprecision(3) << cost << " distance terms, beyond the validator's "
              << reference_budget;
     } else {
-      const auto ref = validate::kmeans_reference(x, n, d, k, initial, threshold, max_iterations);
+      const auto ref = validate::kmeans_reference(x, n, d, k, initial, cfg.stop);
       const double tolerance = validate::objective_tolerance(d);
       const double rel = std::fabs(reported - ref.objective) / std::max(ref.objective, std::numeric_limits<double>::min());
       const bool ref_ok = rel <= tolerance;
@@ -2096,11 +2154,54 @@ class kmeans_app final : public app {
       detail << "\n  objective " << std::setprecision(10) << reported << " vs the reference's " << ref.objective << ": relative difference "
              << std::setprecision(3) << rel << (ref_ok ? " <= " : " > ") << tolerance << "; " << iterations << " iterations, the reference "
              << ref.iterations;
+      std::int64_t moved = 0;
+      for (std::int64_t p = 0; p < n; ++p) moved += membership[std::size_t(p)] != ref.membership[std::size_t(p)];
+      detail << "\n  final memberships: ";
+      if (moved == 0) detail << "equal to the reference's for all " << n << " points";
+      else
+        detail << moved << " of " << n << " differ from the reference's (a near-tie rounded the other way leads the iterations "
+               << "elsewhere; the objective above decides)";
     }
     std::ostringstream head;
     head << (ok ? "k-means result agrees with the double-precision reference" : "k-means result does not validate") << " (n = " << n
          << ", d = " << d << ", k = " << k << ", " << iterations << " iterations)";
     return {ok, head.str() + detail.str()};
+  }
+
+  std::vector<file_format> expected_formats() const override {
+    return {{"rodinia", "what Rodinia's kmeans prints with -o (its output, or the listing alone): the centroids, each coordinate "
+                        "within half its printed unit (%.2f) plus 1e-4 relative"}};
+  }
+
+  // Rodinia prints each centroid coordinate with %.2f: ours must round near it, within half the
+  // printed unit and 1e-4 relative for sums of a cluster's floats in another order.
+  validate_report compare(const compare_request& r) const override {
+    const auto res = bundle::open(r.result, "result", name());
+    const auto shape = res.header("centroids").shape;
+    if (shape.size() != 2) throw input_error(res.path_of("centroids").string() + ": not a k x d array");
+    const auto ours = res.read<float>("centroids");
+    const auto theirs = datasets::read_rodinia_centroids(r.expected);
+    std::ostringstream s;
+    if (theirs.k != shape[0] || theirs.d != shape[1]) {
+      s << r.expected.filename().string() << " lists " << theirs.k << " centroids of " << theirs.d << " coordinates, the result "
+        << shape[0] << " of " << shape[1];
+      return {false, s.str()};
+    }
+    std::int64_t beyond = 0, worst = 0;
+    double worst_excess = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      const double tolerance = 0.005 + 1e-4 * std::max(std::fabs(double(ours[i])), std::fabs(theirs.values[i]));
+      const double excess = std::fabs(double(ours[i]) - theirs.values[i]) - tolerance;
+      beyond += excess > 0;
+      if (excess > worst_excess) worst_excess = excess, worst = std::int64_t(i);
+    }
+    const std::int64_t d = theirs.d;
+    s << (beyond == 0 ? "all " + std::to_string(ours.size()) + " centroid coordinates agree with"
+                      : std::to_string(beyond) + " of " + std::to_string(ours.size()) + " centroid coordinates differ from")
+      << " Rodinia's printed ones (" << theirs.k << " centroids of " << d << "); the largest difference at centroid " << worst / d
+      << " coordinate " << worst % d << ": " << std::setprecision(9) << ours[std::size_t(worst)] << " here, "
+      << theirs.values[std::size_t(worst)] << " printed";
+    return {beyond == 0, s.str()};
   }
 
   // Distance terms (n k d per iteration) the validator's full reference run may take: a minute
@@ -2153,9 +2254,9 @@ class kmeans_app final : public app {
 
   // `soac bench kmeans --devices`: the issue's size, n = 10^7 points x d = 256, k = 1024 (uniform
   // like paper-k1024, 100x its points), `max_iterations` iterations (5) per timed run with
-  // threshold 0 so that every run does the same work; --set n=..., d=..., k=... change it.
+  // threshold -1 (never converged) so that every run does the same work; --set n=..., d=..., k=... change it.
   void bench_scaling(const context& ctx, const bench_request& r, bench::suite& suite) const {
-    std::map<std::string, std::string> overrides = {{"n", "1e7"}, {"max_iterations", "5"}, {"threshold", "0"}};
+    std::map<std::string, std::string> overrides = {{"n", "1e7"}, {"max_iterations", "5"}, {"threshold", "-1"}};
     for (const auto& [key, value] : r.overrides) overrides[key] = value;
     const auto params = resolve_params("paper-k1024", overrides);
     const auto s = spec_of(params);
@@ -2164,13 +2265,13 @@ class kmeans_app final : public app {
     require_host_memory(checked_bytes(checked_bytes(std::uint64_t(s.n), std::uint64_t(s.d), "kmeans: n x d"), 2 * sizeof(float), "kmeans: n x d"),
                         "kmeans --devices: the points and the ranks' copies of their shards");
     const kmeans_points pts{s.n, s.d, generate_points(s, r.seed)};
-    const kmeans_config cfg{s.k, 0.0, s.max_iterations, init_kind::first, 1};
+    const kmeans_config& cfg = s.run;
     suite.expect_cases(1);
-    suite.begin_case("scaling: n = " + std::to_string(s.n) + ", d = " + std::to_string(s.d) + ", k = " + std::to_string(s.k) + ", " +
-                         std::to_string(s.max_iterations) + " iterations",
-                     params, 4.0 * double(s.n) * double(s.d) * double(s.max_iterations));
+    suite.begin_case("scaling: n = " + std::to_string(s.n) + ", d = " + std::to_string(s.d) + ", k = " + std::to_string(cfg.k) + ", " +
+                         std::to_string(cfg.stop.max_iterations) + " iterations",
+                     params, 4.0 * double(s.n) * double(s.d) * double(cfg.stop.max_iterations));
     measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
-      const auto ranked = std::make_shared<ranked_kmeans>(mc, pts, s.k, parse_variant(""), cfg.init);
+      const auto ranked = std::make_shared<ranked_kmeans>(mc, pts, cfg.k, parse_variant(""), cfg.init);
       return std::function<void()>([ranked, &cfg] { ranked->iterate(cfg, {}, nullptr); });
     });
   }
@@ -2179,9 +2280,9 @@ class kmeans_app final : public app {
     if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
     std::vector<bench_input> inputs;
     if (!r.inputs.empty()) {
-      // Files: Rodinia's defaults unless --set k=..., threshold=..., max_iterations=..., init=...,
-      // whole=0|1, variants=...
-      nlohmann::json settings = {{"k", "dataset"}, {"threshold", "dataset"}, {"max_iterations", "dataset"}, {"init", "dataset"}, {"seed", 1}};
+      // Files: Rodinia's defaults unless --set k=..., threshold=..., threshold_fraction=...,
+      // max_iterations=..., init=..., whole=0|1, variants=...
+      nlohmann::json settings = every_setting_from_dataset;
       bool whole = true, parts = false;
       std::string variants;
       for (const auto& [key, value] : r.overrides) {
@@ -2189,7 +2290,9 @@ class kmeans_app final : public app {
         else if (key == "whole") whole = value != "0";
         else if (key == "parts") parts = value != "0";
         else if (key == "variants") variants = value;
-        else throw usage_error("kmeans bench -i: unknown setting '" + key + "' (k, threshold, max_iterations, init, seed, whole, parts, variants)");
+        else
+          throw usage_error("kmeans bench -i: unknown setting '" + key +
+                            "' (k, threshold, threshold_fraction, max_iterations, init, seed, whole, parts, variants)");
       }
       for (const auto& file : r.inputs) {
         bench_input in;
@@ -2209,10 +2312,10 @@ class kmeans_app final : public app {
         bench_input in;
         in.name = preset_name;
         in.pts = {s.n, s.d, generate_points(s, r.seed)};
-        in.cfg = {s.k, s.threshold, s.max_iterations, parse_init(s.init), 1};
+        in.cfg = s.run;
         in.whole = s.whole;
         in.parts = s.parts;
-        in.extra = s.variants.empty() ? default_extra(ctx, in.pts, s.k) : split_variants(s.variants);
+        in.extra = s.variants.empty() ? default_extra(ctx, in.pts, s.run.k) : split_variants(s.variants);
         in.params = params;
         inputs.push_back(std::move(in));
       }

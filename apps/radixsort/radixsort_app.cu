@@ -64,12 +64,15 @@ class radixsort_app final : public app {
   }
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
 
-  // A dataset whose arrays agree with its manifest: n keys, and n values where it says values = 1.
-  void check_arrays(const bundle& in) const override {
-    const auto s = spec_of(in.params());
-    datasets::require_length(in, "keys", s.n, "n");
-    if (s.values) datasets::require_length(in, "values", s.n, "n");
+  // What a run reads: the keys, and the values (as many) where the dataset has them.
+  void check_dataset(const bundle& in) const override {
+    datasets::length_of(in, "keys", "n");
+    if (in.params().contains("values") && in.params()["values"] != (in.has("values") ? 1 : 0))
+      throw input_error((in.dir() / "manifest.json").string() + ": values = " + in.params()["values"].dump() + ", but the dataset " +
+                        (in.has("values") ? "has" : "has no") + " values array");
+    if (has_values(in)) datasets::require_same_length(in, {"keys", "values"});
   }
+  static bool has_values(const bundle& in) { return in.has("values"); }
 
   void generate(const gen_request& r) const override {
     const auto [n, values] = spec_of(r.params);
@@ -98,21 +101,21 @@ class radixsort_app final : public app {
   template <class K>
   std::string run_typed(context& ctx, const bundle& in, const run_request& r) const {
     const auto options = radix_sort_options{parse_algorithm(r.variant)};
-    const bool has_values = spec_of(in.params()).values;
+    const bool with_values = has_values(in);
     auto keys_h = in.read<K>("keys");
-    std::vector<value_t> values_h = has_values ? in.read<value_t>("values") : std::vector<value_t>{};
+    std::vector<value_t> values_h = with_values ? in.read<value_t>("values") : std::vector<value_t>{};
     buffer<K> keys(ctx, std::span<const K>(keys_h));
     buffer<value_t> values(ctx, std::span<const value_t>(values_h));
     sort_plan plan;
     // One run, timed: sorting is not idempotent on its input, so no warm-up on the same data.
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0}, [&] {
-      plan = has_values ? radix_sort(ctx, keys.view(), values.view(), options) : radix_sort(ctx, keys.view(), options);
+      plan = with_values ? radix_sort(ctx, keys.view(), values.view(), options) : radix_sort(ctx, keys.view(), options);
     });
     keys.copy_to(keys_h);
     values.copy_to(values_h);
     datasets::bundle_writer out(r.output, "result", name());
     out.add<K>("keys", keys_h);
-    if (has_values) out.add<value_t>("values", values_h);
+    if (with_values) out.add<value_t>("values", values_h);
     out.params() = in.params();
     out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name},
                   {"variant", r.variant.empty() ? "digits" : r.variant}, {"plan", plan.describe()},
@@ -120,7 +123,7 @@ class radixsort_app final : public app {
     out.finish();
     std::ostringstream s;
     s << "radixsort: " << keys_h.size() << " " << datasets::dtype_name(datasets::dtype_of<K>()) << " keys"
-      << (has_values ? " with values" : "") << " on " << ctx.describe() << "\n  " << plan.describe() << ", "
+      << (with_values ? " with values" : "") << " on " << ctx.describe() << "\n  " << plan.describe() << ", "
       << t.median_ms << " ms";
     return s.str();
   }
@@ -140,7 +143,7 @@ class radixsort_app final : public app {
     const auto keys = in.read<K>("keys");
     const auto sorted = out.read<K>("keys");
     validate::report rep;
-    if (spec_of(in.params()).values) {
+    if (has_values(in)) {
       if (!out.has("values")) throw input_error(out.dir().string() + ": the dataset has values but the result has none");
       rep = validate::check_sort<K, value_t>(keys, sorted, in.read<value_t>("values"), out.read<value_t>("values"));
     } else {

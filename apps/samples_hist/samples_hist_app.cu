@@ -278,7 +278,11 @@ class samples_hist_app final : public app {
 
   static std::int64_t bytes_of(const nlohmann::json& params) { return int_param(params, "bytes", 0, std::int64_t(max_bytes)); }
   void check_params(const nlohmann::json& params) const override { bytes_of(params); }
-  void check_arrays(const bundle& b) const override { datasets::require_length(b, "data", bytes_of(b.params()), "bytes"); }
+  // What a run reads: the bytes, up to 32-bit counts' limit.
+  void check_dataset(const bundle& b) const override {
+    if (datasets::length_of(b, "data", "bytes") > std::int64_t(max_bytes))
+      throw input_error(b.path_of("data").string() + ": more than " + std::to_string(max_bytes) + " bytes (32-bit bins)");
+  }
 
   static std::vector<u8> random_bytes(const nlohmann::json& params, std::uint64_t seed) {
     const std::int64_t n = bytes_of(params);

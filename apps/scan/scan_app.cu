@@ -212,10 +212,11 @@ class scan_app final : public app {
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params, 0); }
-  void check_arrays(const bundle& in) const override {
-    const auto n = spec_of(in.params(), 0).n;
-    datasets::require_length(in, "values", n, "n");
-    datasets::require_length(in, "flags", n, "n");
+  // What a run reads: values and flags of one length (segment and tile_every are the generator's).
+  void check_dataset(const bundle& in) const override {
+    datasets::length_of(in, "values", "n");
+    datasets::length_of(in, "flags", "n");
+    datasets::require_same_length(in, {"values", "flags"});
   }
 
   void generate(const gen_request& r) const override {

@@ -85,12 +85,18 @@ class scatter_app final : public app {
 
   void check_params(const nlohmann::json& params) const override { spec_of(params, 0); }
 
-  // The dataset's arrays as its manifest says: dest of n, indexes and values of k.
-  void check_arrays(const bundle& in) const override {
-    const auto s = spec_of(in.params(), 0);
-    datasets::require_length(in, "dest", s.n, "n");
-    datasets::require_length(in, "indexes", s.k, "k");
-    datasets::require_length(in, "values", s.k, "k");
+  // What a run reads: dest (its length n), indexes and values of one length k, the chunk length.
+  void check_dataset(const bundle& in) const override {
+    datasets::length_of(in, "dest", "n");
+    datasets::length_of(in, "indexes", "k");
+    datasets::length_of(in, "values", "k");
+    datasets::require_same_length(in, {"indexes", "values"});
+    chunk_of(in.params());
+  }
+
+  // The chunked kernel's writes per thread: the dataset's, or the presets' 10.
+  static int chunk_of(const nlohmann::json& params) {
+    return params.contains("chunk") ? int(int_param(params, "chunk", 1, 1 << 20)) : 10;
   }
 
   void generate(const gen_request& r) const override {
@@ -121,7 +127,7 @@ class scatter_app final : public app {
   template <class I>
   std::string run_typed(context& ctx, const bundle& in, const run_request& r) const {
     const std::string variant = r.variant.empty() ? "auto" : r.variant;
-    const int chunk = int(int_param(in.params(), "chunk", 1, 1 << 20));
+    const int chunk = chunk_of(in.params());
     auto dest_h = in.read<value_t>("dest");
     const auto idx_h = in.read<I>("indexes");
     const auto val_h = in.read<value_t>("values");

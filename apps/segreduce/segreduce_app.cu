@@ -336,7 +336,8 @@ class segreduce_app final : public app {
     std::int64_t m, n;
     int log2_step;
   };
-  static spec spec_of(const nlohmann::json& params) {
+  // What a dataset's computation reads: the operator and the m x n shape (log2_step is bench's).
+  static spec dataset_spec(const nlohmann::json& params) {
     if (!params.contains("operator") || !params["operator"].is_string())
       throw usage_error("segreduce: parameter 'operator' must be a string");
     spec s;
@@ -344,15 +345,20 @@ class segreduce_app final : public app {
     s.op = parse_op(s.op_name);
     s.m = int_param(params, "m", 0, std::int64_t{1} << 31);
     s.n = int_param(params, "n", 0, std::int64_t{1} << 31);
-    s.log2_step = int(int_param(params, "log2_step", 1, 8));
+    s.log2_step = 2;
     if (s.m * s.n > (std::int64_t{1} << 31)) throw usage_error("segreduce: m * n must be at most 2^31");
+    return s;
+  }
+  static spec spec_of(const nlohmann::json& params) {
+    spec s = dataset_spec(params);
+    s.log2_step = int(int_param(params, "log2_step", 1, 8));
     return s;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
   // Black-Scholes: m rates and volatilities (the days are computed); the others: m * n values.
-  void check_arrays(const bundle& in) const override {
-    const auto s = spec_of(in.params());
+  void check_dataset(const bundle& in) const override {
+    const auto s = dataset_spec(in.params());
     if (s.op == op_kind::blackscholes) {
       datasets::require_length(in, "rate", s.m, "m");
       datasets::require_length(in, "volatility", s.m, "m");
@@ -402,7 +408,7 @@ class segreduce_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const auto in = open_dataset(r.input);
-    const auto s = spec_of(in.params());
+    const auto s = dataset_spec(in.params());
     const auto strategy = parse_segreduce_strategy(r.variant.empty() ? "auto" : r.variant);
     double ms = 0;
     std::string plan;
@@ -447,7 +453,7 @@ class segreduce_app final : public app {
   validate_report validate(const validate_request& r) const override {
     const auto in = open_dataset(r.input);
     const auto res = bundle::open(r.result, "result", name());
-    const auto s = spec_of(in.params());
+    const auto s = dataset_spec(in.params());
     validate::report rep;
     if (s.op == op_kind::blackscholes) {
       const auto rate = in.read<double>("rate"), vol = in.read<double>("volatility");

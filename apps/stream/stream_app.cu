@@ -181,9 +181,23 @@ class stream_app final : public app {
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  void check_arrays(const datasets::bundle& in) const override {
-    const auto s = spec_of(in.params());
-    datasets::require_length(in, "values", s.bytes / std::int64_t(dtype_size(s.type)), "bytes / element size");
+  void check_dataset(const datasets::bundle& in) const override { dataset_spec(in); }
+
+  // What a run reads: the values (uint8 or uint32, as the manifest's dtype and bytes say where
+  // they are given) and the bins.
+  static spec dataset_spec(const datasets::bundle& in) {
+    const dtype type = parse_element(std::string(dtype_name(in.header("values").type)));
+    const auto& p = in.params();
+    if (p.contains("dtype") && p["dtype"] != dtype_name(type))
+      throw input_error(in.path_of("values").string() + ": the values are " + std::string(dtype_name(type)) + ", but the manifest says dtype = " +
+                        p["dtype"].dump());
+    const std::int64_t bytes = datasets::length_of(in, "values") * std::int64_t(dtype_size(type));
+    if (p.contains("bytes") && p["bytes"] != bytes)
+      throw input_error(in.path_of("values").string() + ": " + std::to_string(bytes) + " bytes of values, but the manifest says bytes = " +
+                        p["bytes"].dump());
+    spec s{bytes, type, int_param(p, "bins", 1, std::int64_t{1} << 24)};
+    if (s.type == dtype::u8 && s.bins != 256) throw usage_error("stream: a byte histogram has 256 bins");
+    return s;
   }
 
   void generate(const gen_request& r) const override {
@@ -215,7 +229,7 @@ class stream_app final : public app {
       return {streaming::raw_source(inputs.front(), type), type, bins ? bins : 256};
     }
     const auto in = find_app("stream").open_dataset(inputs.front());
-    const auto s = spec_of(in.params());
+    const auto s = dataset_spec(in);
     return {streaming::bundle_source(in, "values", s.type), s.type, bins ? bins : s.bins};
   }
 

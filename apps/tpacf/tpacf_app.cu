@@ -39,6 +39,7 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "apps/app.hpp"
@@ -52,8 +53,10 @@
 #include "core/segreduce.cuh"
 #include "datasets/binary_file.hpp"
 #include "datasets/bundle.hpp"
+#include "datasets/futhark_data.hpp"
 #include "datasets/parboil_tpacf.hpp"
 #include "datasets/random.hpp"
+#include "datasets/text_reader.hpp"
 #include "validate/tpacf.hpp"
 
 namespace soac::apps {
@@ -433,6 +436,8 @@ class pair_counter : public first_plan {
   buffer<u64> sums_;
 };
 
+constexpr const char* parboil_tpacf = "Parboil's tpacf";
+
 class tpacf_app final : public app {
  public:
   std::string name() const override { return "tpacf"; }
@@ -453,27 +458,47 @@ class tpacf_app final : public app {
   std::vector<std::string> bench_presets() const override { return {"small", "medium", "large"}; }
   std::vector<file_format> input_formats() const override {
     return {{"parboil", "Parboil tpacf's text files of \"ra dec\" lines: -i FOLDER (Datapnts.1, Randompnts.1 ..), or -i DATA "
-                        "-i RANDOM1 -i RANDOM2 ...; gen -o FOLDER writes them"}};
+                        "-i RANDOM1 -i RANDOM2 ...; gen -o FOLDER writes them"},
+            {"futhark", "the SC20 artifact's tpacf-data/*.in (benchmarks/parboil/tpacf.fut): data ra, data dec [n]f64, random ra, "
+                        "random dec [R][n]f64 (degrees) in a Futhark data file (-i FILE)"}};
   }
   std::vector<setting> run_settings() const override {
     return {{"points", 0, "points read from each file, as Parboil's -p (0: all of the data file's)"},
-            {"randoms", 0, "random sets used, as Parboil's -n (0: all given or found)"}};
+            {"randoms", 0, "random sets used, as Parboil's -n (0: all given or found)"},
+            strict_setting(parboil_tpacf)};
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
-  void check_arrays(const bundle& b) const override {
-    const auto [n, R, clusters] = spec_of(b.params());
-    for (const char* a : {"data_ra", "data_dec"}) datasets::require_length(b, a, n, "points");
-    const std::vector<std::int64_t> shape = {R, n};
+  // What a run reads: n data points and R random sets of n points (clusters is the generator's).
+  void check_dataset(const bundle& b) const override {
+    const std::int64_t n = datasets::length_of(b, "data_ra", "points");
+    datasets::require_same_length(b, {"data_ra", "data_dec"});
+    const auto h = b.header("random_ra");
+    const std::int64_t R = h.shape.size() == 2 ? h.shape[0] : 0;
     for (const char* a : {"random_ra", "random_dec"})
-      if (b.header(a).shape != shape)
+      if (b.header(a).shape != std::vector<std::int64_t>{R, n} || R < 1)
         throw input_error(b.path_of(a).string() + ": shape " + datasets::shape_string(b.header(a).shape) +
-                          ", but the manifest says randoms x points = " + datasets::shape_string(shape));
+                          ", but the random sets must be [randoms, points] with the data's " + std::to_string(n) + " points");
+    if (b.params().contains("randoms") && b.params()["randoms"] != R)
+      throw input_error(b.path_of("random_ra").string() + ": " + std::to_string(R) + " random sets, but the manifest says randoms = " +
+                        b.params()["randoms"].dump());
   }
 
   void generate(const gen_request& r) const override {
     check_format(r.format);
     const sky s = generate_sky(r.params, r.seed);
+    if (r.format == "futhark") {
+      std::vector<double> ra, dec;
+      for (const auto& p : s.randoms) ra.insert(ra.end(), p.ra.begin(), p.ra.end()), dec.insert(dec.end(), p.dec.begin(), p.dec.end());
+      const std::int64_t n = s.points(), R = std::int64_t(s.randoms.size());
+      const std::vector<double> data_ra(s.data.ra.begin(), s.data.ra.end()), data_dec(s.data.dec.begin(), s.data.dec.end());
+      datasets::write_futhark_values(r.output, std::vector<datasets::futhark_value>{
+                                                   datasets::make_futhark_value<double>({n}, data_ra),
+                                                   datasets::make_futhark_value<double>({n}, data_dec),
+                                                   datasets::make_futhark_value<double>({R, n}, ra),
+                                                   datasets::make_futhark_value<double>({R, n}, dec)});
+      return;
+    }
     if (!r.format.empty()) {
       datasets::file_set_writer files(r.output);
       datasets::write_parboil_points(files.add("Datapnts.1"), s.data.ra, s.data.dec);
@@ -497,15 +522,59 @@ class tpacf_app final : public app {
     finish_dataset(out, r);
   }
 
+  // A Futhark array of f64 (tpacf.fut's) or f32 coordinates, rounded to float.
+  static std::vector<float> to_floats(const datasets::futhark_value& v, std::size_t rank) {
+    if (v.rank() != rank || (v.type != "f64" && v.type != "f32"))
+      throw input_error(v.file + ": value " + std::to_string(v.position) + " is " + v.type_text() + ", expected " +
+                        (rank == 1 ? "[n]f64" : "[R][n]f64") + " coordinates (or f32)");
+    if (v.type == "f32") return v.f32_elements(rank);
+    std::vector<float> out(std::size_t(v.element_count()));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      double d;
+      std::memcpy(&d, v.data.data() + sizeof d * i, sizeof d);
+      out[i] = float(d);
+    }
+    return out;
+  }
+
+  // The first `points` points of the first `randoms` random sets (0: all) of n data points and R
+  // sets of n (row-major), from `source`.
+  static sky slice(std::vector<float> data_ra, std::vector<float> data_dec, const std::vector<float>& ra, const std::vector<float>& dec,
+                   std::int64_t R, const std::string& source, std::int64_t points, std::int64_t randoms, const std::string& asked_by) {
+    const std::int64_t n = std::int64_t(data_ra.size());
+    if (data_dec.size() != data_ra.size() || R < 1 || std::int64_t(ra.size()) != R * n || dec.size() != ra.size())
+      throw input_error(source + ": the random sets' ra and dec must both be [randoms, points] with the data's " + std::to_string(n) +
+                        " points (and the data's ra and dec as many)");
+    if (points > n) throw input_error(source + ": holds " + std::to_string(n) + " points per set, fewer than the " + std::to_string(points) + " " + asked_by);
+    if (randoms > R) throw input_error(source + ": holds " + std::to_string(R) + " random sets, fewer than the " + std::to_string(randoms) + " " + asked_by);
+    const std::int64_t use_n = points > 0 ? points : n, use_R = randoms > 0 ? randoms : R;
+    sky s;
+    s.data.ra = std::move(data_ra);
+    s.data.dec = std::move(data_dec);
+    s.data.ra.resize(std::size_t(use_n));
+    s.data.dec.resize(std::size_t(use_n));
+    for (std::int64_t r = 0; r < use_R; ++r) {
+      datasets::sky_points p;
+      p.ra.assign(ra.begin() + r * n, ra.begin() + r * n + use_n);
+      p.dec.assign(dec.begin() + r * n, dec.begin() + r * n + use_n);
+      s.randoms.push_back(std::move(p));
+    }
+    const std::vector<float>* coordinates[] = {&ra, &dec, &s.data.ra, &s.data.dec};
+    for (const auto* a : coordinates)
+      if (std::any_of(a->begin(), a->end(), [](float v) { return !std::isfinite(v); }))
+        throw input_error(source + ": a coordinate is not a finite number (as a float)");
+    return s;
+  }
+
   // The input: Parboil's files (a folder, or the data file then the random files) or a bundle,
   // the first `points` points of the first `randoms` sets (0: all).
   // points and randoms: 0 for all the dataset holds; `asked_by` names who asked for more than 0
   // (the run's settings, or the result being validated) in the error when the dataset has fewer.
   sky load(const std::vector<std::filesystem::path>& inputs, const std::string& format, std::int64_t points,
-           std::int64_t randoms, const std::string& asked_by = "requested") const {
+           std::int64_t randoms, datasets::leniency& lenient, const std::string& asked_by = "requested") const {
     check_format(format);
     sky s;
-    if (!format.empty()) {
+    if (format == "parboil") {
       datasets::parboil_tpacf_files files;
       if (inputs.size() == 1 && std::filesystem::is_directory(inputs.front())) {
         files = datasets::parboil_tpacf_folder(inputs.front(), randoms);
@@ -518,30 +587,28 @@ class tpacf_app final : public app {
                             " random files given");
         if (randoms > 0) files.randoms.resize(std::size_t(randoms));
       }
-      s.data = datasets::read_parboil_points(files.data, points, asked_by);
+      s.data = datasets::read_parboil_points(files.data, points, asked_by, lenient);
       const std::string whose = "of the data file " + files.data.filename().string() + " (every set holds as many points)";
-      for (const auto& f : files.randoms) s.randoms.push_back(datasets::read_parboil_points(f, s.points(), whose));
+      for (const auto& f : files.randoms) s.randoms.push_back(datasets::read_parboil_points(f, s.points(), whose, lenient));
+    } else if (format == "futhark") {
+      // The artifact's program (benchmarks/parboil/tpacf.fut): main (datapointsx: [n]f64)
+      // (datapointsy: [n]f64) (randompointsx: [R][n]f64) (randompointsy: [R][n]f64), ra and dec in
+      // degrees, which soac rounds to float as Parboil's fscanf("%f") reads its files.
+      if (inputs.size() != 1) throw usage_error("tpacf: --format futhark reads one file (-i FILE)");
+      const auto values = datasets::read_futhark_values(inputs.front());
+      if (values.size() != 4)
+        throw input_error(inputs.front().string() + ": holds " + std::to_string(values.size()) +
+                          " values, not tpacf.fut's 4 (data ra, data dec, random ra, random dec)");
+      s = slice(to_floats(values[0], 1), to_floats(values[1], 1), to_floats(values[2], 2), to_floats(values[3], 2),
+                values[2].rank() == 2 ? values[2].shape[0] : 0, inputs.front().string(), points, randoms, asked_by);
     } else {
       if (inputs.size() != 1) throw usage_error("tpacf: a soac bundle is one input (-i)");
       const auto b = open_dataset(inputs.front());
       const auto h = b.header("random_ra");
       if (h.shape.size() != 2 || h.shape[1] != std::int64_t(b.header("data_ra").shape[0]) || b.header("random_dec").shape != h.shape)
         throw input_error(b.dir().string() + ": random_ra and random_dec must both be [randoms, points] with the data's points");
-      const std::int64_t n = h.shape[1], R = h.shape[0];
-      if (points > n) throw input_error(b.dir().string() + ": holds " + std::to_string(n) + " points per set, fewer than the " + std::to_string(points) + " " + asked_by);
-      if (randoms > R) throw input_error(b.dir().string() + ": holds " + std::to_string(R) + " random sets, fewer than the " + std::to_string(randoms) + " " + asked_by);
-      const std::int64_t use_n = points > 0 ? points : n, use_R = randoms > 0 ? randoms : R;
-      const auto ra = b.read<float>("random_ra"), dec = b.read<float>("random_dec");
-      s.data.ra = b.read<float>("data_ra");
-      s.data.dec = b.read<float>("data_dec");
-      s.data.ra.resize(std::size_t(use_n));
-      s.data.dec.resize(std::size_t(use_n));
-      for (std::int64_t r = 0; r < use_R; ++r) {
-        datasets::sky_points p;
-        p.ra.assign(ra.begin() + r * n, ra.begin() + r * n + use_n);
-        p.dec.assign(dec.begin() + r * n, dec.begin() + r * n + use_n);
-        s.randoms.push_back(std::move(p));
-      }
+      s = slice(b.read<float>("data_ra"), b.read<float>("data_dec"), b.read<float>("random_ra"), b.read<float>("random_dec"), h.shape[0],
+                b.dir().string(), points, randoms, asked_by);
     }
     if (s.points() < 2 || s.points() > max_points)
       throw input_error((inputs.front()).string() + ": " + std::to_string(s.points()) + " points per set; tpacf takes 2 to " +
@@ -554,7 +621,9 @@ class tpacf_app final : public app {
     const std::int64_t points = int_param(r.settings, "points", 0, max_points);
     const std::int64_t randoms = int_param(r.settings, "randoms", 0, 10'000);
     if (points == 1) throw usage_error("tpacf: points is 0 (all the dataset holds) or 2 to " + std::to_string(max_points) + ", not 1");
-    const sky s = load(r.inputs, r.format, points, randoms, "asked for by --set");
+    auto lenient = leniency_of(r.settings, parboil_tpacf);
+    const sky s = load(r.inputs, r.format, points, randoms, lenient, "asked for by --set");
+    report_leniency(lenient);
     const auto v = parse_variant(r.variant);
     pair_counter pc(ctx, v, unit_vectors(s), s.points(), std::int64_t(s.randoms.size()));
     const bench::stats t = bench::time(ctx, bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0},
@@ -577,13 +646,15 @@ class tpacf_app final : public app {
     return msg.str();
   }
 
-  validate_report validate(const validate_request& r) const override {
-    const auto out = bundle::open(r.result, "result", name());
-    // The points and sets the run used, as its result recorded them.
-    const auto used = params_of_file(r.result / "manifest.json", [&] {
-      return std::pair{int_param(out.params(), "points", 2, max_points), int_param(out.params(), "randoms", 1, 10'000)};
-    });
-    const sky s = load(r.inputs, r.format, used.first, used.second, "that the result was computed on (a result of another dataset?)");
+  std::vector<file_format> expected_formats() const override {
+    return {{"parboil", "the result file Parboil's tpacf writes (-o tpacf.out: DD, DR, RR of bins 1 .. 20); by Parboil's "
+                        "tools/compare-output tolerances"},
+            {"futhark", "the SC20 artifact's tpacf-data/*.out: the same 60 counts as a Futhark [60]i32 array (computed in f64); "
+                        "by the same tolerances"}};
+  }
+
+  // The 22 counters of each kind a result holds.
+  static ref::pair_counts result_counts(const bundle& out) {
     ref::pair_counts got;
     using counts_of = std::pair<const char*, ref::counts*>;
     for (const auto& [key, where] : {counts_of{"dd", &got.dd}, counts_of{"dr", &got.dr}, counts_of{"rr", &got.rr}}) {
@@ -591,6 +662,68 @@ class tpacf_app final : public app {
       if (v.size() != counters) throw input_error(out.path_of(key).string() + ": expected 22 counters");
       std::copy(v.begin(), v.end(), where->begin());
     }
+    return got;
+  }
+
+  // Parboil's compare-output on the 60 numbers, against what Parboil prints: its counts are 32-bit
+  // (the base program prints a long long with %d, the CUDA one an int with %u), so a count of
+  // 2^31 or more is compared as Parboil would print it, and the summary says so.
+  validate_report compare(const compare_request& r) const override {
+    const auto out = bundle::open(r.result, "result", name());
+    const ref::pair_counts got = result_counts(out);
+    std::vector<double> theirs;
+    if (r.format == "futhark") {  // tpacf.fut's output: the same 60 numbers as a [60]i32 array
+      const auto values = datasets::read_futhark_values(r.expected);
+      if (values.size() != 1) throw input_error(r.expected.string() + ": holds " + std::to_string(values.size()) + " values, not tpacf.fut's one");
+      for (const std::int32_t v : values[0].i32_elements(1)) theirs.push_back(double(v));
+    } else {
+      datasets::text_reader in(r.expected);
+      while (!in.at_end()) {
+        if (theirs.size() == 60) in.fail("more than Parboil's 60 numbers (DD, DR, RR of bins 1 .. 20)");
+        theirs.push_back(double(in.read_int("a count", std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max())));
+      }
+    }
+    if (theirs.size() != 60)
+      throw input_error(r.expected.string() + ": holds " + std::to_string(theirs.size()) +
+                        " numbers, not Parboil's 60 (DD, DR, RR of bins 1 .. 20)");
+    std::vector<double> ours = ref::parboil_printed(got);
+    std::ostringstream notes;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      if (ours[i] < 2147483648.0 || ours[i] == theirs[i]) continue;
+      const auto low = std::uint32_t(std::uint64_t(ours[i]));
+      for (const double printed : {double(low), double(std::int32_t(low))})
+        if (std::fabs(printed - theirs[i]) < std::fabs(ours[i] - theirs[i])) {
+          notes << "; " << ref::parboil_printed_name(i) << ": soac counts " << std::uint64_t(ours[i]) << ", which Parboil prints as "
+                << std::int64_t(printed) << " (wrapped at 2^32), compared so";
+          ours[i] = printed;
+        }
+    }
+    const auto rep = ref::check_parboil_printed(theirs, ours);
+    std::size_t worst = 0;
+    double worst_rel = -1;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      const double rel = std::fabs(ours[i] - theirs[i]) / std::max(std::fabs(theirs[i]), 1.0);
+      if (rel > worst_rel) worst_rel = rel, worst = i;
+    }
+    std::ostringstream s;
+    s << (rep.ok() ? "within" : "beyond") << " Parboil's compare-output tolerances";
+    if (!rep.ok()) s << " in " << rep.mismatches << " of " << rep.checked << " checks (60 numbers and their total)";
+    s << "; the largest relative difference " << std::setprecision(3) << worst_rel << " at " << ref::parboil_printed_name(worst) << " ("
+      << std::setprecision(12) << ours[worst] << " here, " << theirs[worst] << " in " << r.expected.filename().string() << ")"
+      << notes.str();
+    for (const auto& e : rep.examples) s << "\n  " << e;
+    return {rep.ok(), s.str()};
+  }
+
+  validate_report validate(const validate_request& r) const override {
+    const auto out = bundle::open(r.result, "result", name());
+    // The points and sets the run used, as its result recorded them.
+    const auto used = params_of_file(r.result / "manifest.json", [&] {
+      return std::pair{int_param(out.params(), "points", 2, max_points), int_param(out.params(), "randoms", 1, 10'000)};
+    });
+    datasets::leniency lenient;
+    const sky s = load(r.inputs, r.format, used.first, used.second, lenient, "that the result was computed on (a result of another dataset?)");
+    const ref::pair_counts got = result_counts(out);
     ref::pair_counts parboil, exact;
     references(unit_vectors(s), s.points(), parboil, exact);
     const auto same = ref::compare_exactly(parboil, got);
@@ -607,11 +740,12 @@ class tpacf_app final : public app {
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
     if (!ctx.is_cuda()) throw usage_error("tpacf bench: the parboil baseline needs --backend cuda");
+    datasets::leniency lenient;
     // The -i files are one case (a data file and its random files, or a folder); else the presets.
     const auto cases = r.inputs.empty()
                            ? preset_inputs<sky>(*this, r, [&](const nlohmann::json& p) { return generate_sky(p, r.seed); })
                            : std::vector<bench_input<sky>>{{r.inputs.front().string(),
-                                                            load(r.inputs, r.format.empty() ? "parboil" : r.format, 0, 0), ""}};
+                                                            load(r.inputs, r.format.empty() ? "parboil" : r.format, 0, 0, lenient), ""}};
     suite.expect_cases(int(cases.size()));
     for (const auto& c : cases) {
       const std::int64_t n = c.input.points(), R = std::int64_t(c.input.randoms.size());
