@@ -93,32 +93,43 @@ struct bench_request {
   std::string devices;
 };
 
-class app {
- public:
-  virtual ~app() = default;
-  virtual std::string name() const = 0;
-  virtual std::string summary() const = 0;
-  // First is the default of `soac gen`.
-  virtual std::vector<preset> presets() const = 0;
-  // Variants of `soac run --variant`; the first is the default.
-  virtual std::vector<std::string> variants() const = 0;
+// What an app is and takes, set once by its constructor: what `soac list` shows and the CLI
+// checks requests against.
+struct app_info {
+  std::string name;
+  std::string summary;
+  std::vector<preset> presets;           // the first is `soac gen`'s default
+  std::vector<std::string> variants;     // of `soac run --variant`; the first is the default
   // Settings a variant may take after its name (--variant NAME,KEY=VALUE,...), described for
   // `soac list`; empty: none.
-  virtual std::string variant_settings() const { return {}; }
-  // Presets `soac bench` sweeps when none are named.
-  virtual std::vector<std::string> bench_presets() const = 0;
-  // The original programs' formats the app reads (and gen writes) besides soac bundles.
-  virtual std::vector<file_format> input_formats() const { return {}; }
-  // Settings of `soac run APP --set KEY=VALUE`, with their defaults.
-  virtual std::vector<setting> run_settings() const { return {}; }
-  // The original programs' output files `soac compare` reads (--expected FILE --format NAME).
-  virtual std::vector<file_format> expected_formats() const { return {}; }
+  std::string variant_settings;
+  std::vector<file_format> input_formats;    // the originals' formats read (and written by gen)
+  std::vector<file_format> expected_formats; // the originals' outputs `soac compare` reads
+  std::vector<setting> run_settings;         // `soac run APP --set KEY=VALUE`, with defaults
+  bool scales_over_devices = false;          // `soac bench APP --devices` has a scaling table
+  // What `soac bench` sweeps when none are named. Every app names them, so designated
+  // initializers end here and leave no member they skip at the end.
+  std::vector<std::string> bench_presets;
+};
+
+class app {
+ public:
+  explicit app(app_info info = {}) : info_(std::move(info)) {}
+  virtual ~app() = default;
+  virtual std::string name() const { return info_.name; }
+  virtual std::string summary() const { return info_.summary; }
+  virtual std::vector<preset> presets() const { return info_.presets; }
+  virtual std::vector<std::string> variants() const { return info_.variants; }
+  virtual std::string variant_settings() const { return info_.variant_settings; }
+  virtual std::vector<std::string> bench_presets() const { return info_.bench_presets; }
+  virtual std::vector<file_format> input_formats() const { return info_.input_formats; }
+  virtual std::vector<setting> run_settings() const { return info_.run_settings; }
+  virtual std::vector<file_format> expected_formats() const { return info_.expected_formats; }
+  virtual bool scales_over_devices() const { return info_.scales_over_devices; }
   // A result against an original program's output file, by that program's own rule (ok: within
   // it); the summary names the largest deviation and where. input_error for a malformed file.
   // Apps without expected_formats() refuse (usage_error).
   virtual validate_report compare(const compare_request& request) const;
-  // Whether `soac bench APP --devices` has a scaling table over several GPUs (apps/multi_scaling.hpp).
-  virtual bool scales_over_devices() const { return false; }
 
   // Checks `soac gen`'s parameters: the generator's settings and the run settings a dataset
   // records, each against its range and the others (throws usage_error naming the parameter;
@@ -153,6 +164,9 @@ class app {
   // usage_error unless `variant` is empty, one of variants(), or NAME,SETTINGS for an app that
   // takes variant settings (the settings themselves are the app's to check when it runs).
   void check_variant(std::string_view variant) const;
+
+ private:
+  app_info info_;
 };
 
 void register_app(std::unique_ptr<app> a);

@@ -43,17 +43,16 @@ struct stats {
 stats summarize(std::vector<double> samples_ms);
 
 // Untimed runs of body: at least s.warmup, and more (up to 10000) until they took s.warmup_ms
-// of wall time, the device finishing each. A fixed count is not enough after a long baseline:
-// on the H100, the first soac variant after CUB sort+ReduceByKey (hist, 24-bit saturated add,
-// H = 31) ran at 102 us for its 5 warm-up and 11 timed runs, and at 92 us after 50 warm-up runs.
+// of wall time, the device finishing each. A fixed count is not enough after a long baseline: the
+// first variant after one measured 10% slow until its clocks settled (docs/tuning/bench.md).
 void warm_up(const context& ctx, const settings& s, const std::function<void()>& body);
 
 // Times body after warm_up: CUDA events around each run on ctx.stream() (cuda) or the steady
 // clock (host). On cuda each run is queued (start event, body, stop event) behind a spin kernel
 // that the host releases once it has queued the run (bench::stream_hold, NVBench's blocking
 // kernel), so the events measure the GPU's work back to back: an idle GPU would otherwise start
-// the clock at the start event and wait for the host to plan and launch the first kernel (about
-// 5-7 us for one hist call on the H100, against 80 us of work). A body that waits for the device
+// the clock at the start event and wait for the host to plan and launch the first kernel (several
+// percent of a short call's time; docs/tuning/bench.md). A body that waits for the device
 // itself (hist's RF inspector) ends the hold by its timeout and keeps its gaps in the time.
 // s.launch_latency measures without the hold. `hold`: one to reuse across calls (cuda; null: a
 // fresh one, which allocates pinned host memory).

@@ -101,10 +101,9 @@ struct stream_options {
 };
 
 // Threads per host I/O stage when not set: every hardware thread, at most 16. One thread copies
-// about 5 GB/s out of the page cache on the H100 machine (16 cores), a pinned copy to the GPU runs
-// at ~54 GB/s: pread into a 96 MiB ring reached 5.0, 17.6, 31.9, 43.4 and 60.3 GB/s with 1, 4, 8,
-// 12 and 16 readers, so every core reads. The best count is the machine's (on the loaded 2-core
-// build machine one reader was best), hence the setting (`--set readers=N`).
+// out of the page cache an order of magnitude slower than a pinned copy reaches the GPU, and the
+// rate grows with the readers up to 16 (docs/tuning/stream.md), so every core reads. The best
+// count is the machine's, hence the setting (`--set readers=N`).
 int default_stream_threads();
 
 // What the callback gets for one chunk.

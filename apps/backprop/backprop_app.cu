@@ -513,22 +513,27 @@ validate::backprop_net view_of(const network& net) {
 
 class backprop_app final : public app {
  public:
-  std::string name() const override { return "backprop"; }
-  std::string summary() const override {
-    return "Rodinia's backprop: one training step of a layer_size x 16 x 1 network, the hidden sums as 16 regular segments "
-           "(FHPC17 4), the adjustment as a map; Rodinia's kernels and copies as the baseline";
+  backprop_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "backprop";
+    a.summary = "Rodinia's backprop: one training step of a layer_size x 16 x 1 network, the hidden sums as 16 regular segments "
+                "(FHPC17 4), the adjustment as a map; Rodinia's kernels and copies as the baseline";
+    {
+      // parts: bench only (also time each launch of the segreduce variant alone).
+      auto p = [](std::int64_t layer, const char* init) { return nlohmann::json{{"layer_size", layer}, {"init", init}, {"parts", 0}}; };
+      a.presets = {{"rodinia-65536", "Rodinia's default run (backprop 65536), its initialisation", p(65'536, "rodinia")},
+                   {"2^20", "2^20 input units", p(std::int64_t{1} << 20, "rodinia")},
+                   {"2^24", "2^24 input units (1.1 GB per weight matrix)", p(std::int64_t{1} << 24, "rodinia")},
+                   {"tiny", "1000 input units (not a multiple of 16), balanced weights that keep every unit off saturation (tests)",
+                    p(1000, "balanced")}};
+    }
+    a.variants = {"segreduce", "rodinia"};
+    a.bench_presets = {"rodinia-65536", "2^20", "2^24"};
+    return a;
   }
-  std::vector<preset> presets() const override {
-    // parts: bench only (also time each launch of the segreduce variant alone).
-    auto p = [](std::int64_t layer, const char* init) { return nlohmann::json{{"layer_size", layer}, {"init", init}, {"parts", 0}}; };
-    return {{"rodinia-65536", "Rodinia's default run (backprop 65536), its initialisation", p(65'536, "rodinia")},
-            {"2^20", "2^20 input units", p(std::int64_t{1} << 20, "rodinia")},
-            {"2^24", "2^24 input units (1.1 GB per weight matrix)", p(std::int64_t{1} << 24, "rodinia")},
-            {"tiny", "1000 input units (not a multiple of 16), balanced weights that keep every unit off saturation (tests)",
-             p(1000, "balanced")}};
-  }
-  std::vector<std::string> variants() const override { return {"segreduce", "rodinia"}; }
-  std::vector<std::string> bench_presets() const override { return {"rodinia-65536", "2^20", "2^24"}; }
 
   void check_params(const nlohmann::json& params) const override {
     layer_param(params);

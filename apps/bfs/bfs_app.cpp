@@ -201,50 +201,48 @@ std::pair<i64, i64> levels_and_reached(const std::vector<i32>& cost) {
 
 class bfs_app final : public app {
  public:
-  std::string name() const override { return "bfs"; }
-  std::string summary() const override {
-    return "breadth-first search (Rodinia bfs; report section 5): Rodinia's structure, the report's padded and "
-           "segmented ports, and a direction-optimising frontier queue";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](i64 nodes, i64 lo, i64 hi, int distinct, i64 components) {
-      return nlohmann::json{{"nodes", nodes}, {"min_neighbours", lo}, {"max_neighbours", hi},
-                            {"distinct", distinct}, {"components", components}, {"source", 0}};
-    };
-    const std::string rodinia_like =
-        " nodes drawing 2-4 random neighbours, stored both ways (Rodinia's graphgen: 6 edges per node on average)";
-    return {{"4096", "4,096" + rodinia_like, p(4096, 2, 4, 0, 1)},
-            {"65536", "65,536" + rodinia_like, p(65536, 2, 4, 0, 1)},
-            {"1M", "1,000,000" + rodinia_like + ", like Rodinia's graph1MW_6", p(1'000'000, 2, 4, 0, 1)},
-            {"H100K", "the report's high_edge_variance_100K: 100,000 nodes drawing 5-200 distinct neighbours",
-             p(100'000, 5, 200, 1, 1)},
-            {"E1K", "the report's few_nodes_many_edges: 1,000 nodes drawing 1,000 distinct neighbours (all of them)",
-             p(1000, 1000, 1000, 1, 1)},
-            {"HH5K", "the report's higher_edge_variance_5K: 5,000 nodes drawing 5-5,000 distinct neighbours",
-             p(5000, 5, 5000, 1, 1)},
-            {"disconnected", "65,536 nodes in 4 components (Rodinia-like within each): 3/4 unreachable",
-             p(65536, 2, 4, 0, 4)},
-            {"tiny", "64 nodes drawing 0-3 neighbours in 2 components (tests)", p(64, 0, 3, 0, 2)}};
-  }
-  std::vector<std::string> variants() const override { return {"auto", "rodinia", "padded", "segmented"}; }
-  std::string variant_settings() const override {
-    return "auto,alpha=X,beta=X,tpn=N,only=S,round=N,blocks=N: bottom-up levels when the frontier's edges exceed "
-           "the unexplored edges / alpha (14), back to top-down when the frontier holds fewer than N / beta nodes "
-           "(24); top-down levels take a thread per node when the frontier's largest degree is <= tpn (32), else a "
-           "thread per edge; only=nodes|edges|bottom-up: every level one way; round: levels per kernel launch and "
-           "host wait (1024, the most); blocks: the kernel's blocks per SM (2, at most what fits)";
-  }
-  std::vector<std::string> bench_presets() const override {
-    return {"4096", "65536", "1M", "H100K", "E1K", "HH5K", "disconnected"};
-  }
-  std::vector<file_format> input_formats() const override {
-    return {{"rodinia", "Rodinia's BFS graph text file (e.g. graph1MW_6.txt): -i FILE; gen -o FILE writes one"}};
-  }
-  std::vector<setting> run_settings() const override {
-    return {{"source", -1,
-             "the source node; -1: the dataset's (Rodinia's OpenMP bfs starts at its file's, its CUDA bfs at 0 whatever "
-             "the file says; generated graphs have source 0)"},
-            strict_setting(rodinia_bfs)};
+  bfs_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "bfs";
+    a.summary = "breadth-first search (Rodinia bfs; report section 5): Rodinia's structure, the report's padded and "
+                "segmented ports, and a direction-optimising frontier queue";
+    {
+      auto p = [](i64 nodes, i64 lo, i64 hi, int distinct, i64 components) {
+        return nlohmann::json{{"nodes", nodes}, {"min_neighbours", lo}, {"max_neighbours", hi},
+                              {"distinct", distinct}, {"components", components}, {"source", 0}};
+      };
+      const std::string rodinia_like =
+          " nodes drawing 2-4 random neighbours, stored both ways (Rodinia's graphgen: 6 edges per node on average)";
+      a.presets = {{"4096", "4,096" + rodinia_like, p(4096, 2, 4, 0, 1)},
+                   {"65536", "65,536" + rodinia_like, p(65536, 2, 4, 0, 1)},
+                   {"1M", "1,000,000" + rodinia_like + ", like Rodinia's graph1MW_6", p(1'000'000, 2, 4, 0, 1)},
+                   {"H100K", "the report's high_edge_variance_100K: 100,000 nodes drawing 5-200 distinct neighbours",
+                    p(100'000, 5, 200, 1, 1)},
+                   {"E1K", "the report's few_nodes_many_edges: 1,000 nodes drawing 1,000 distinct neighbours (all of them)",
+                    p(1000, 1000, 1000, 1, 1)},
+                   {"HH5K", "the report's higher_edge_variance_5K: 5,000 nodes drawing 5-5,000 distinct neighbours",
+                    p(5000, 5, 5000, 1, 1)},
+                   {"disconnected", "65,536 nodes in 4 components (Rodinia-like within each): 3/4 unreachable",
+                    p(65536, 2, 4, 0, 4)},
+                   {"tiny", "64 nodes drawing 0-3 neighbours in 2 components (tests)", p(64, 0, 3, 0, 2)}};
+    }
+    a.variants = {"auto", "rodinia", "padded", "segmented"};
+    a.variant_settings = "auto,alpha=X,beta=X,tpn=N,only=S,round=N,blocks=N: bottom-up levels when the frontier's edges exceed "
+                         "the unexplored edges / alpha (14), back to top-down when the frontier holds fewer than N / beta nodes "
+                         "(24); top-down levels take a thread per node when the frontier's largest degree is <= tpn (32), else a "
+                         "thread per edge; only=nodes|edges|bottom-up: every level one way; round: levels per kernel launch and "
+                         "host wait (1024, the most); blocks: the kernel's blocks per SM (2, at most what fits)";
+    a.input_formats = {{"rodinia", "Rodinia's BFS graph text file (e.g. graph1MW_6.txt): -i FILE; gen -o FILE writes one"}};
+    a.expected_formats = {{"rodinia", "Rodinia bfs's result.txt (\"<node>) cost:<cost>\" per node); equal in every node"}};
+    a.run_settings = {{"source", -1,
+                       "the source node; -1: the dataset's (Rodinia's OpenMP bfs starts at its file's, its CUDA bfs at 0 whatever "
+                       "the file says; generated graphs have source 0)"},
+                      strict_setting(rodinia_bfs)};
+    a.bench_presets = {"4096", "65536", "1M", "H100K", "E1K", "HH5K", "disconnected"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
@@ -332,9 +330,6 @@ class bfs_app final : public app {
     return {rep.ok(), rep.describe("node costs")};
   }
 
-  std::vector<file_format> expected_formats() const override {
-    return {{"rodinia", "Rodinia bfs's result.txt (\"<node>) cost:<cost>\" per node); equal in every node"}};
-  }
 
   // Rodinia's levels are exact: every node's cost must be the same.
   validate_report compare(const compare_request& r) const override {

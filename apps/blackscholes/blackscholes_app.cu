@@ -172,31 +172,34 @@ std::string worst_text(double worst) {
 
 class blackscholes_app final : public app {
  public:
-  std::string name() const override { return "blackscholes"; }
-  std::string summary() const override {
-    return "Black-Scholes: ZOne's n options from five float files, call and put streamed to files; FHPC17's m options "
-           "x n days summed by segreduce";
+  blackscholes_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "blackscholes";
+    a.summary = "Black-Scholes: ZOne's n options from five float files, call and put streamed to files; FHPC17's m options "
+                "x n days summed by segreduce";
+    {
+      auto zone = [](std::int64_t n) { return nlohmann::json{{"form", "zone"}, {"options", n}, {"days", 1}}; };
+      auto fhpc = [](std::int64_t m, std::int64_t n) { return nlohmann::json{{"form", "fhpc17"}, {"options", m}, {"days", n}}; };
+      const nlohmann::json bench = streaming::with_bench_params(zone(std::int64_t{1} << 28));
+      a.presets = {{"zone20", "ZOne: 2^20 options", zone(std::int64_t{1} << 20)},
+                   {"zone24", "ZOne: 2^24 options", zone(std::int64_t{1} << 24)},
+                   {"zone28", "ZOne: 2^28 options (5 GiB in, 2 GiB out)", zone(std::int64_t{1} << 28)},
+                   {"fhpc17", "FHPC17 Fig 14: 2^13 options x 2^13 days", fhpc(1 << 13, 1 << 13)},
+                   {"fhpc17-18", "FHPC17: 2^9 options x 2^9 days", fhpc(1 << 9, 1 << 9)},
+                   {"tiny", "ZOne: 1000 options (tests)", zone(1000)},
+                   {"stream", "soac bench: ZOne form, `options` from raw files in `dir` (default: the temporary folder)", bench}};
+    }
+    a.variants = streaming::pipeline_variants();
+    a.input_formats = {{"raw", "ZOne form: five raw float32 files, -i spot -i strike -i years -i rate -i volatility, or -i FOLDER "
+                               "holding spot.f32 strike.f32 years.f32 rate.f32 volatility.f32 (what gen --format raw writes); "
+                               "results call.f32 and put.f32"}};
+    a.run_settings = streaming::pipeline_settings();
+    a.bench_presets = {"stream"};
+    return a;
   }
-  std::vector<preset> presets() const override {
-    auto zone = [](std::int64_t n) { return nlohmann::json{{"form", "zone"}, {"options", n}, {"days", 1}}; };
-    auto fhpc = [](std::int64_t m, std::int64_t n) { return nlohmann::json{{"form", "fhpc17"}, {"options", m}, {"days", n}}; };
-    const nlohmann::json bench = streaming::with_bench_params(zone(std::int64_t{1} << 28));
-    return {{"zone20", "ZOne: 2^20 options", zone(std::int64_t{1} << 20)},
-            {"zone24", "ZOne: 2^24 options", zone(std::int64_t{1} << 24)},
-            {"zone28", "ZOne: 2^28 options (5 GiB in, 2 GiB out)", zone(std::int64_t{1} << 28)},
-            {"fhpc17", "FHPC17 Fig 14: 2^13 options x 2^13 days", fhpc(1 << 13, 1 << 13)},
-            {"fhpc17-18", "FHPC17: 2^9 options x 2^9 days", fhpc(1 << 9, 1 << 9)},
-            {"tiny", "ZOne: 1000 options (tests)", zone(1000)},
-            {"stream", "soac bench: ZOne form, `options` from raw files in `dir` (default: the temporary folder)", bench}};
-  }
-  std::vector<std::string> variants() const override { return streaming::pipeline_variants(); }
-  std::vector<std::string> bench_presets() const override { return {"stream"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"raw", "ZOne form: five raw float32 files, -i spot -i strike -i years -i rate -i volatility, or -i FOLDER "
-                    "holding spot.f32 strike.f32 years.f32 rate.f32 volatility.f32 (what gen --format raw writes); "
-                    "results call.f32 and put.f32"}};
-  }
-  std::vector<setting> run_settings() const override { return streaming::pipeline_settings(); }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
   void check_dataset(const bundle& in) const override { dataset_spec(in); }

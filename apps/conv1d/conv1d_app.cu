@@ -122,32 +122,35 @@ void check_block(validate::report& rep, const filter& f, const stream_source& x,
 
 class conv1d_app final : public app {
  public:
-  std::string name() const override { return "conv1d"; }
-  std::string summary() const override {
-    return "1-D convolution of a float array from a file with a small filter (ZOne 4.2), streamed with a halo between chunks";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n) { return nlohmann::json{{"elements", n}}; };
-    nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 28));
-    bench["radius"] = 3;
-    return {{"2^24", "2^24 floats", p(std::int64_t{1} << 24)},
-            {"2^20", "2^20 floats", p(std::int64_t{1} << 20)},
-            {"2^28", "2^28 floats (1 GiB)", p(std::int64_t{1} << 28)},
-            {"tiny", "1001 floats (tests)", p(1001)},
-            {"stream", "soac bench: `elements` floats from a raw file in `dir` (default: the temporary folder), the "
-                       "binomial filter of `radius`",
-             bench}};
-  }
-  std::vector<std::string> variants() const override { return streaming::pipeline_variants(); }
-  std::vector<std::string> bench_presets() const override { return {"stream"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"raw", "one raw float32 file; the result is conv.f32"}};
-  }
-  std::vector<setting> run_settings() const override {
-    auto s = streaming::pipeline_settings();
-    s.insert(s.begin(), {{"radius", 3, "filter radius: 2 radius + 1 binomial weights (when no filter is given)"},
-                         {"filter", "", "the weights, comma-separated, an odd number up to 65 (empty: binomial)"}});
-    return s;
+  conv1d_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "conv1d";
+    a.summary = "1-D convolution of a float array from a file with a small filter (ZOne 4.2), streamed with a halo between chunks";
+    {
+      auto p = [](std::int64_t n) { return nlohmann::json{{"elements", n}}; };
+      nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 28));
+      bench["radius"] = 3;
+      a.presets = {{"2^24", "2^24 floats", p(std::int64_t{1} << 24)},
+                   {"2^20", "2^20 floats", p(std::int64_t{1} << 20)},
+                   {"2^28", "2^28 floats (1 GiB)", p(std::int64_t{1} << 28)},
+                   {"tiny", "1001 floats (tests)", p(1001)},
+                   {"stream", "soac bench: `elements` floats from a raw file in `dir` (default: the temporary folder), the "
+                              "binomial filter of `radius`",
+                    bench}};
+    }
+    a.variants = streaming::pipeline_variants();
+    a.input_formats = {{"raw", "one raw float32 file; the result is conv.f32"}};
+    {
+      auto s = streaming::pipeline_settings();
+      s.insert(s.begin(), {{"radius", 3, "filter radius: 2 radius + 1 binomial weights (when no filter is given)"},
+                           {"filter", "", "the weights, comma-separated, an odd number up to 65 (empty: binomial)"}});
+      a.run_settings = s;
+    }
+    a.bench_presets = {"stream"};
+    return a;
   }
 
   static std::int64_t elements_of(const nlohmann::json& params) { return int_param(params, "elements", 0, std::int64_t{1} << 36); }

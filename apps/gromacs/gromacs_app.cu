@@ -877,36 +877,35 @@ namespace {
 
 class gromacs_app final : public app {
  public:
-  std::string name() const override { return "gromacs"; }
-  std::string summary() const override {
-    return "435.gromacs loop inl1100 (SC20 V-C): Lennard-Jones + Coulomb forces of neighbour lists as float-add histograms";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t particles, std::int64_t pairs, std::int64_t lists) {
-      return nlohmann::json{{"particles", particles}, {"pairs", pairs},       {"lists", lists},
-                            {"density", 100.0},       {"types", 3},           {"energy_groups", 2}};
-    };
-    // One list per particle and shift vector already gives ~33,300 lists at the paper's size
-    // (a third of the particles lie within the cut-off of a face), more than the paper's 30,657,
-    // so `lists` only splits lists where it asks for more than that.
-    return {{"paper", "the paper's size: P = 23,178 particles, ~1.36M pairs (H = 69,534) in ~33,300 lists (paper: 30,657)",
-             p(23178, 1380160, 30657)},
-            {"small", "P = 4,000 particles, ~233K pairs in ~9,000 lists", p(4000, 238000, 9000)},
-            {"tiny", "P = 300 particles, ~3,000 pairs in ~600 lists (tests)", p(300, 3000, 600)}};
-  }
-  std::vector<std::string> variants() const override { return {"hdw", "cas", "baseline-hdw", "baseline-cas"}; }
-  std::string variant_settings() const override {
-    return "hdw and cas take hist settings for the force histogram (as soac run hist: strategy=auto|shared|global, "
-           "M=N, S=N, RF=X, ...), e.g. cas,strategy=auto";
-  }
-  std::vector<std::string> bench_presets() const override { return {"paper"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"futhark", "the SC20 artifact's inputs (benchmarks/435.gromacs/data/all-largest.in, all-huge.in): a Futhark data "
-                        "file of gromacs-inl1100-hdw.fut's 12 arguments (-i FILE); the forces are added to its faction1d"}};
-  }
-  std::vector<file_format> expected_formats() const override {
-    return {{"futhark", "the SC20 artifact's output (data/all-largest.out, all-huge.out): faction as a Futhark data file; each "
-                        "particle's force within twice the float bound of soac validate"}};
+  gromacs_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "gromacs";
+    a.summary = "435.gromacs loop inl1100 (SC20 V-C): Lennard-Jones + Coulomb forces of neighbour lists as float-add histograms";
+    {
+      auto p = [](std::int64_t particles, std::int64_t pairs, std::int64_t lists) {
+        return nlohmann::json{{"particles", particles}, {"pairs", pairs},       {"lists", lists},
+                              {"density", 100.0},       {"types", 3},           {"energy_groups", 2}};
+      };
+      // One list per particle and shift vector already gives ~33,300 lists at the paper's size
+      // (a third of the particles lie within the cut-off of a face), more than the paper's 30,657,
+      // so `lists` only splits lists where it asks for more than that.
+      a.presets = {{"paper", "the paper's size: P = 23,178 particles, ~1.36M pairs (H = 69,534) in ~33,300 lists (paper: 30,657)",
+                    p(23178, 1380160, 30657)},
+                   {"small", "P = 4,000 particles, ~233K pairs in ~9,000 lists", p(4000, 238000, 9000)},
+                   {"tiny", "P = 300 particles, ~3,000 pairs in ~600 lists (tests)", p(300, 3000, 600)}};
+    }
+    a.variants = {"hdw", "cas", "baseline-hdw", "baseline-cas"};
+    a.variant_settings = "hdw and cas take hist settings for the force histogram (as soac run hist: strategy=auto|shared|global, "
+                         "M=N, S=N, RF=X, ...), e.g. cas,strategy=auto";
+    a.input_formats = {{"futhark", "the SC20 artifact's inputs (benchmarks/435.gromacs/data/all-largest.in, all-huge.in): a Futhark data "
+                                   "file of gromacs-inl1100-hdw.fut's 12 arguments (-i FILE); the forces are added to its faction1d"}};
+    a.expected_formats = {{"futhark", "the SC20 artifact's output (data/all-largest.out, all-huge.out): faction as a Futhark data file; each "
+                                      "particle's force within twice the float bound of soac validate"}};
+    a.bench_presets = {"paper"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }

@@ -234,30 +234,35 @@ struct scaling_bins {
 
 class hist_app final : public app {
  public:
-  std::string name() const override { return "hist"; }
-  std::string summary() const override {
-    return "generalized histograms (SC20 Fig 7, Tables I-II): N random uint32, bin (x % max(1,H/RF))*RF, "
-           "int add / 24-bit saturated add / argmax";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n, std::int64_t H, std::int64_t rf, const char* op, int sweeps) {
-      return nlohmann::json{{"n", n}, {"H", H}, {"RF", rf}, {"op", op}, {"sweeps", sweeps}, {"lock", 1}, {"variants", ""}};
-    };
-    constexpr std::int64_t N = 50'000'000;
-    return {{"small", "N = 1M, H = 2048, RF = 1, int add (gen/run default)", p(1'000'000, 2048, 1, "hdw", 1)},
-            {"fig7", "Fig 7 + Table II: N = 50M, every H and RF in {1, 63}, all three operators, fixed (M,S) sweeps",
-             p(N, 0, 0, "all", 1)},
-            {"fig7-hdw", "Fig 7, HDW (int32 add) only", p(N, 0, 0, "hdw", 1)},
-            {"fig7-cas", "Fig 7, CAS (24-bit saturated add) only", p(N, 0, 0, "cas", 1)},
-            {"fig7-xcg", "Fig 7, argmax (CAS by the trait, lock path beside it) only", p(N, 0, 0, "xcg", 1)},
-            {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
-            {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
-  }
-  std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared", "partitioned", "unpartitioned"}; }
-  std::vector<std::string> bench_presets() const override { return {"fig7"}; }
-  std::string variant_settings() const override {
-    return "strategy=auto|shared|global, M=N, S=N, RF=X, atomic=hdw|cas|xcg, combine|private|partials|partition|ahead="
-           "auto|on|off, cluster=N, split=N, block=THREADS (e.g. shared,M=1,S=2)";
+  hist_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "hist";
+    a.summary = "generalized histograms (SC20 Fig 7, Tables I-II): N random uint32, bin (x % max(1,H/RF))*RF, "
+                "int add / 24-bit saturated add / argmax";
+    {
+      auto p = [](std::int64_t n, std::int64_t H, std::int64_t rf, const char* op, int sweeps) {
+        return nlohmann::json{{"n", n}, {"H", H}, {"RF", rf}, {"op", op}, {"sweeps", sweeps}, {"lock", 1}, {"variants", ""}};
+      };
+      constexpr std::int64_t N = 50'000'000;
+      a.presets = {{"small", "N = 1M, H = 2048, RF = 1, int add (gen/run default)", p(1'000'000, 2048, 1, "hdw", 1)},
+                   {"fig7", "Fig 7 + Table II: N = 50M, every H and RF in {1, 63}, all three operators, fixed (M,S) sweeps",
+                    p(N, 0, 0, "all", 1)},
+                   {"fig7-hdw", "Fig 7, HDW (int32 add) only", p(N, 0, 0, "hdw", 1)},
+                   {"fig7-cas", "Fig 7, CAS (24-bit saturated add) only", p(N, 0, 0, "cas", 1)},
+                   {"fig7-xcg", "Fig 7, argmax (CAS by the trait, lock path beside it) only", p(N, 0, 0, "xcg", 1)},
+                   {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
+                   {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
+    }
+    a.variants = {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared", "partitioned", "unpartitioned"};
+    a.variant_settings = "strategy=auto|shared|global, M=N, S=N, RF=X, atomic=hdw|cas|xcg, combine|private|partials|partition|ahead="
+                         "auto|on|off, cluster=N, split=N, block=THREADS (e.g. shared,M=1,S=2)";
+    // ---- bench
+    a.scales_over_devices = true;
+    a.bench_presets = {"fig7"};
+    return a;
   }
 
   // The bench parameter `variants` split at ';' ("none" and "" give none).
@@ -373,8 +378,6 @@ class hist_app final : public app {
     return rep;
   }
 
-  // ---- bench
-  bool scales_over_devices() const override { return true; }
 
   // `soac bench hist --devices`: the issue's sizes, N = 2^30 uint32 counted into H in {256, 48K,
   // 1.5M} bins (uint32 add, all-reduced natively); every rank holds its shard of the input, made

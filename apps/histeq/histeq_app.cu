@@ -263,37 +263,40 @@ validate::report compare_frames(const stream_source& in, const stream_source& ou
 
 class histeq_app final : public app {
  public:
-  std::string name() const override { return "histeq"; }
-  std::string summary() const override {
-    return "histogram equalisation of an 8-bit grey video (ZOne 4.4), frames streamed: hist_batched, segscan, segreduce, "
-           "scatter per chunk of frames";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t w, std::int64_t h, std::int64_t frames) {
-      return nlohmann::json{{"width", w}, {"height", h}, {"frames", frames}};
-    };
-    nlohmann::json bench = streaming::with_bench_params(p(3840, 2160, 300));
-    bench["cpu"] = 1;
-    return {{"4k", "60 frames of 3840 x 2160", p(3840, 2160, 60)},
-            {"hd", "60 frames of 1920 x 1080", p(1920, 1080, 60)},
-            {"small", "10 frames of 320 x 240", p(320, 240, 10)},
-            {"tiny", "5 frames of 37 x 23 (odd sizes, tests)", p(37, 23, 5)},
-            {"stream", "soac bench: `frames` 4K frames from a raw file in `dir` (default: the temporary folder); cpu=1 "
-                       "adds the host backend on every thread and on one",
-             bench}};
-  }
-  std::vector<std::string> variants() const override { return streaming::pipeline_variants(); }
-  std::vector<std::string> bench_presets() const override { return {"stream"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"raw", "one raw file of width x height x frames bytes (--set width=W --set height=H)"},
-            {"images", "a folder of images (png, jpg, bmp, pgm, ...: stb_image), frames in name order, converted to grey"}};
-  }
-  std::vector<setting> run_settings() const override {
-    auto s = streaming::pipeline_settings();
-    s.insert(s.begin(), {{"width", 3840, "frame width of a raw file"},
-                         {"height", 2160, "frame height of a raw file"},
-                         {"png", 3, "frames written as PNG beside the result (spread evenly; 0: none)"}});
-    return s;
+  histeq_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "histeq";
+    a.summary = "histogram equalisation of an 8-bit grey video (ZOne 4.4), frames streamed: hist_batched, segscan, segreduce, "
+                "scatter per chunk of frames";
+    {
+      auto p = [](std::int64_t w, std::int64_t h, std::int64_t frames) {
+        return nlohmann::json{{"width", w}, {"height", h}, {"frames", frames}};
+      };
+      nlohmann::json bench = streaming::with_bench_params(p(3840, 2160, 300));
+      bench["cpu"] = 1;
+      a.presets = {{"4k", "60 frames of 3840 x 2160", p(3840, 2160, 60)},
+                   {"hd", "60 frames of 1920 x 1080", p(1920, 1080, 60)},
+                   {"small", "10 frames of 320 x 240", p(320, 240, 10)},
+                   {"tiny", "5 frames of 37 x 23 (odd sizes, tests)", p(37, 23, 5)},
+                   {"stream", "soac bench: `frames` 4K frames from a raw file in `dir` (default: the temporary folder); cpu=1 "
+                              "adds the host backend on every thread and on one",
+                    bench}};
+    }
+    a.variants = streaming::pipeline_variants();
+    a.input_formats = {{"raw", "one raw file of width x height x frames bytes (--set width=W --set height=H)"},
+                       {"images", "a folder of images (png, jpg, bmp, pgm, ...: stb_image), frames in name order, converted to grey"}};
+    {
+      auto s = streaming::pipeline_settings();
+      s.insert(s.begin(), {{"width", 3840, "frame width of a raw file"},
+                           {"height", 2160, "frame height of a raw file"},
+                           {"png", 3, "frames written as PNG beside the result (spread evenly; 0: none)"}});
+      a.run_settings = s;
+    }
+    a.bench_presets = {"stream"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }

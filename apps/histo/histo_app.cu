@@ -25,15 +25,11 @@
 //   cub, naive  baselines (cuda only): CUB DeviceHistogram::HistogramEven then the clamp; one
 //               thread per pixel with a compare-and-swap on the byte's word (the byte atomics CUDA
 //               does not have).
-// counts spends its time in L2 atomics: on the H100 (ncu, Parboil's shape) its hist took 26.6 us
-// of 31.3 (the million reductions land on ~25K bins, the peaks taking hundreds each), the
-// conversion 3.7. In shared memory the window's pixels cost 13.2 us (S = 2, every block
-// initialising and folding 58K bins); the rest of the window's iteration was first 12.5 us of
-// extremes (a two-bin shared histogram: every update of a warp on two addresses, which
-// serialise), 3.7 of an outside pass with nothing to do and 4.4 of byte-wise conversion, 34.7 us
-// in all. So the extremes are a reduction (segreduce, one segment spread over the GPU, 5.5 us
-// by ncu, a tile a block) over four pixels an element, the outside pass takes 16 pixels an element and runs on a
-// second stream beside the window's count, and the conversion writes a word a thread (4.7 us).
+// counts spends its time in L2 atomics (the million reductions land on ~25K bins, the peaks taking
+// hundreds each), which the window's shared passes avoid; around them, the extremes are one
+// reduction (segreduce, one segment spread over the GPU) of four pixels an element, the outside
+// pass takes 16 pixels an element on a second stream beside the window's count, and the
+// conversion writes a word a thread (docs/tuning/histo.md has the profiles behind each).
 //
 // Output: the counters (histo.npy, [histogram height, width] uint8) and Parboil's BMP (histo.bmp,
 // byte for byte what Parboil writes for the same input).
@@ -135,9 +131,8 @@ SOAC_HD inline uint4 load4(const u32* p) {
 }
 
 // The pixels' smallest and largest bin, one reduction (segreduce, one segment) whose element j is
-// pixels [4j, 4j + 4), reduced in registers first. As a two-bin histogram of maxima in shared
-// memory this pass took 12.5 us on the H100 (ncu; 9.2 with 32 interleaved copies): every update of
-// a warp met on the same two bins.
+// pixels [4j, 4j + 4), reduced in registers first: as a two-bin histogram of maxima in shared
+// memory every update of a warp met on the same two bins.
 struct bin_range {
   u32 lo, hi;  // lo > hi: no pixels
 };
@@ -272,7 +267,7 @@ class histo_iterations : public first_plan {
     } else if (v.name == "window") {
       window_ = window > 0 ? std::int64_t(std::min<std::uint64_t>(bins, std::uint64_t(window)))
                            : window_bins(ctx.props(), v.options.passes > 0 ? v.options.passes : 2, bins);
-      // Loads issued a step ahead (the model's choice) measured 0.5 us slower an iteration here.
+      // Loads issued a step ahead (the model's choice) are slower here (docs/tuning/histo.md).
       window_options_ = v.options;
       if (window_options_.load_ahead == hist_toggle::automatic) window_options_.load_ahead = hist_toggle::off;
       window_counts_ = buffer<u32>(ctx, std::size_t(window_));
@@ -323,8 +318,7 @@ class histo_iterations : public first_plan {
       keep(hist(ctx_, window_options_, n, window_pixels{image_.data(), range}, window_counts_.view(), count_op{}));
       const std::int64_t words = std::int64_t(words_.size());
       auto& wc = window_counts_;
-      // A word a thread: the blocked kernel's four words a thread left 256 blocks, latency-bound
-      // (4.7 vs 6.6 us by ncu).
+      // A word a thread: the blocked kernel's four words a thread left 256 blocks, latency-bound.
       scatter_options word_a_thread;
       word_a_thread.strategy = scatter_strategy::plain;
       if (counts_.empty()) {
@@ -436,32 +430,35 @@ parboil_histo_input generate_image(const nlohmann::json& p, std::uint64_t seed) 
 
 class histo_app final : public app {
  public:
-  std::string name() const override { return "histo"; }
-  std::string summary() const override {
-    return "Parboil histo: 2D histogram of an image of bin indices in 8-bit saturating counters, and its BMP (SC20 V-D)";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](int iw, int ih, int hw, int hh, double core, double spread, double fraction) {
-      return nlohmann::json{{"image_width", iw}, {"image_height", ih}, {"histo_width", hw}, {"histo_height", hh},
-                            {"core", core},      {"spread", spread},    {"core_fraction", fraction}, {"variants", ""}};
-    };
-    return {{"parboil", "Parboil's shape: 996 x 1040 pixels into 256 x 4096 bins, ~25K in use, ~1K saturated",
-             p(996, 1040, 256, 4096, 12, 28, 0.5)},
-            {"tiny", "61 x 37 pixels into 30 x 21 bins (odd row padding, saturated bins; tests)", p(61, 37, 30, 21, 0.7, 3, 0.5)}};
-  }
-  std::vector<std::string> variants() const override { return formulations; }
-  std::string variant_settings() const override { return hist_variant_settings; }
-  std::vector<std::string> bench_presets() const override { return {"parboil"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"parboil", "Parboil histo's input file (-i img.bin): uint32 image width, height, histogram width, height, "
-                        "then the image's bin indices"},
-            {"futhark", "the SC20 artifact's histo-data/*.in (benchmarks/parboil/histo.fut): histogram width, height (i32) "
-                        "and the image of bin indices as a 2D i32 array, in a Futhark data file (-i FILE)"}};
-  }
-  std::vector<setting> run_settings() const override {
-    return {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"},
-            {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"},
-            strict_setting("Parboil's histo")};
+  histo_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "histo";
+    a.summary = "Parboil histo: 2D histogram of an image of bin indices in 8-bit saturating counters, and its BMP (SC20 V-D)";
+    {
+      auto p = [](int iw, int ih, int hw, int hh, double core, double spread, double fraction) {
+        return nlohmann::json{{"image_width", iw}, {"image_height", ih}, {"histo_width", hw}, {"histo_height", hh},
+                              {"core", core},      {"spread", spread},    {"core_fraction", fraction}, {"variants", ""}};
+      };
+      a.presets = {{"parboil", "Parboil's shape: 996 x 1040 pixels into 256 x 4096 bins, ~25K in use, ~1K saturated",
+                    p(996, 1040, 256, 4096, 12, 28, 0.5)},
+                   {"tiny", "61 x 37 pixels into 30 x 21 bins (odd row padding, saturated bins; tests)", p(61, 37, 30, 21, 0.7, 3, 0.5)}};
+    }
+    a.variants = formulations;
+    a.variant_settings = hist_variant_settings;
+    a.input_formats = {{"parboil", "Parboil histo's input file (-i img.bin): uint32 image width, height, histogram width, height, "
+                                   "then the image's bin indices"},
+                       {"futhark", "the SC20 artifact's histo-data/*.in (benchmarks/parboil/histo.fut): histogram width, height (i32) "
+                                   "and the image of bin indices as a 2D i32 array, in a Futhark data file (-i FILE)"}};
+    a.expected_formats = {{"parboil", "the BMP Parboil's histo writes (-o ref.bmp); identical byte for byte"},
+                          {"futhark", "the SC20 artifact's histo-data/*.out: the histogram's saturated counts as a Futhark i32 array; equal"}};
+    a.run_settings = {{"iterations", 20, "times the histogram is computed from zero (Parboil: 20 default, 10000 large)"},
+                      {"window", 0, "the window variant's bins (0: two of hist's largest shared passes, 116,224 on the H100)"},
+                      strict_setting("Parboil's histo")};
+    a.bench_presets = {"parboil"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
@@ -580,10 +577,6 @@ class histo_app final : public app {
     return {rep.ok(), rep.describe("8-bit counters and the BMP")};
   }
 
-  std::vector<file_format> expected_formats() const override {
-    return {{"parboil", "the BMP Parboil's histo writes (-o ref.bmp); identical byte for byte"},
-            {"futhark", "the SC20 artifact's histo-data/*.out: the histogram's saturated counts as a Futhark i32 array; equal"}};
-  }
 
   // The artifact's program (benchmarks/parboil/histo.fut): main (histo_width: i32) (histo_height:
   // i32) (img: [img_width][img_height]i32), the pixels in the array's order.

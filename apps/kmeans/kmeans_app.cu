@@ -740,23 +740,20 @@ enum class init_kind { first, kmeanspp };
 constexpr int vector_width = 4;
 
 namespace kmeans_tuning {
-// gemm from this many centroids on: SGEMM runs at ~46 TFLOP/s on the H100 but writes and reads the
-// distance matrix, while the direct kernels read the points once. Measured on the H100 (assignment
-// per iteration): paper-k5 feature-major direct 47 us, gemm 105 us; kdd 34 vs 76 us; paper-k1024
-// row-major direct 22.8 ms, gemm 1.27 ms. k between 16 and 32 is not measured.
+// gemm from this many centroids on: SGEMM writes and reads the distance matrix, while the direct
+// kernels read the points once; direct wins at k = 5, gemm by far at k = 1024 (k between 16 and 32
+// is not measured; docs/tuning/kmeans.md).
 inline constexpr std::int64_t gemm_min_k = 32;
 // Points beyond what the direct kernel holds in registers (32 lanes x 16) re-read per centroid.
 inline constexpr std::int64_t gemm_min_d = 513;
 // gemm: chunks of points whose distance matrix takes at most this many bytes (and a sixteenth of
 // the device's memory): big SGEMMs fill the GPU's last wave better than chunks whose matrix stays
-// in L2 for the argmin. Measured on the H100 at paper-k1024 (SGEMMs + argmins per iteration):
-// 3200 points 1.58 + 0.32 ms, 6400 (half of L2) 1.53 + 0.29, 12800 1.43 + 0.17, 16896 1.20 +
-// 0.16, 25000 1.16 + 0.15, 100000 (410 MB) 1.13 + 0.14.
+// in L2 for the argmin (docs/tuning/kmeans.md).
 inline constexpr double chunk_max_bytes = double(std::size_t{1} << 30);
 // The host backend's chunk: 16 MiB of distances.
 inline constexpr std::size_t host_chunk_bytes = std::size_t{16} << 20;
-// column_parts: a block's set-up (its 1024 private copies) and fold, in elements of work. A guess
-// (a block reads ~64K elements per 20 us), to be measured.
+// column_parts: a block's set-up (its 1024 private copies) and fold, in elements of work: an
+// estimate from a block's read rate, not yet measured.
 inline constexpr double batched_block_elements = 8192;
 // The feature-major copy (layout=columns) only where it takes at most this fraction of the
 // device's memory (it doubles the points' footprint).
@@ -883,9 +880,8 @@ void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::in
   if (plan.distances == distance_kind::automatic)
     plan.distances = k >= kmeans_tuning::gemm_min_k || (d >= kmeans_tuning::gemm_min_d && k > 1) ? distance_kind::gemm
                                                                                                     : distance_kind::direct;
-  // Small k and d: the assignment and the whole update in one pass over the row-major points. On
-  // the H100 per iteration: kdd 87 us against 122 for the columns kernel and a histogram per
-  // feature, paper-k5 95 against 147, rodinia-204800 42 against 67.
+  // Small k and d: the assignment and the whole update in one pass over the row-major points,
+  // faster than the columns kernel and a histogram per feature (docs/tuning/kmeans.md).
   if (plan.sums == sums_kind::automatic && plan.update == update_kind::hist && plan.distances == distance_kind::direct &&
       plan.layout != layout_kind::columns && plan.hist_keys.empty() && fused_fit(d, k))
     plan.sums = sums_kind::fused;
@@ -907,8 +903,6 @@ void resolve_plan(kmeans_plan& plan, const context& ctx, std::int64_t n, std::in
   if (plan.sums == sums_kind::automatic) {
     // Feature-major points: a histogram of k sums per feature with a private copy per thread
     // (plain adds; shared float atomics are compare-and-swap loops, ATOMS.CAST.SPIN, on sm_90).
-    // Update per iteration on the H100: paper-k5 71 us (76 with atomics on per-thread copies,
-    // 114 for the fused flattened histogram of row-major points), kdd 73 (86).
     plan.sums = plan.layout == layout_kind::columns ? sums_kind::batched : sums_kind::flat;
     if (plan.sums == sums_kind::batched && std::find(plan.hist_keys.begin(), plan.hist_keys.end(), "private") == plan.hist_keys.end() &&
         std::find(plan.hist_keys.begin(), plan.hist_keys.end(), "M") == plan.hist_keys.end())
@@ -1137,8 +1131,8 @@ class kmeans_engine {
       return iterations;
     }
     // Iteration it + 1 is queued before iteration it's report is read, so the device does not
-    // wait for the host between iterations (kdd: 15 us of 126 per iteration did); once iteration
-    // it converged, the one ahead is undone: it wrote only the swapped buffers and scratch.
+    // wait for the host between iterations; once iteration it converged, the one ahead is undone:
+    // it wrote only the swapped buffers and scratch.
     queue_step(1);
     keep_first_membership();
     for (std::int64_t it = 1; it <= cfg.stop.max_iterations; ++it) {
@@ -1390,7 +1384,7 @@ class kmeans_engine {
     if (ctx_.is_cuda()) {
       ctx_.activate();
       // Slices: enough lanes for four rounds of the resident ones, so the last round's idle lanes
-      // are few (kdd, 494,019 points: 1 slice 33.6 us, the last of 1.8 rounds 83% full).
+      // are few.
       const std::int64_t lanes = 4 * std::int64_t(ctx_.props().sm_count) * ctx_.props().max_threads_per_sm;
       const int slices = n >= lanes || d < 2 ? 1 : 2 * n >= lanes || d < 4 ? 2 : 4;
       const std::size_t bytes = std::size_t(d * columns_kmax(k)) * sizeof(float);
@@ -1920,53 +1914,55 @@ std::string rodinia_listing(const std::vector<float>& centroids, std::int64_t k,
 
 class kmeans_app final : public app {
  public:
-  std::string name() const override { return "kmeans"; }
-  std::string summary() const override {
-    return "k-means clustering (Lloyd): cuBLAS or direct distances, the update as one fused histogram of counts and sums "
-           "(SC20 V-D1) or as segmented reductions (FHPC17 4), Rodinia's structure as the baseline";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n, std::int64_t d, std::int64_t k, std::int64_t blobs, double spread, int whole) {
-      nlohmann::json params = {{"n", n},         {"d", d},         {"k", k},           {"blobs", blobs}, {"spread", spread},
-                                {"whole", whole}, {"parts", 0},     {"variants", ""}};
-      params.update(rodinia_defaults);
-      params["k"] = k;
-      return params;
-    };
-    return {{"rodinia-204800", "Rodinia's 204800.txt shape: 204,800 x 34, k = 5, Gaussian blobs of different sizes",
-             p(204'800, 34, 5, 12, 0.25, 1)},
-            {"kdd", "Rodinia's kdd_cup shape: 494,019 x 34, k = 5, Gaussian blobs of different sizes", p(494'019, 34, 5, 12, 0.25, 1)},
-            {"paper-k1024", "SC20 V-D1: n = 100,000, d = 256, k = 1024, uniform features (bench: per iteration only)",
-             p(100'000, 256, 1024, 0, 0, 0)},
-            {"paper-k5", "SC20 V-D1: n = 100,000, d = 256, k = 5, uniform features (bench: per iteration only)",
-             p(100'000, 256, 5, 0, 0, 0)},
-            {"tiny", "3,000 x 6, k = 5, separated blobs (tests)", p(3000, 6, 5, 5, 0.05, 1)},
-            {"tiny-uniform", "2,000 x 16, k = 12, uniform features (tests)", p(2000, 16, 12, 0, 0, 1)}};
-  }
-  std::vector<std::string> variants() const override { return {"hist", "segreduce", "rodinia"}; }
-  std::string variant_settings() const override {
-    return "hist and segreduce: distances=auto|direct|gemm, layout=auto|rows|columns (feature-major copy of the points), "
-           "chunk=POINTS (per SGEMM; 0: up to 1 GiB of distances), math=fp32|tf32; hist also sums=auto|fused|flat|vec4|split|batched "
-           "(fused: assignment and update in one pass, k <= 8, d <= 256, the default there) "
-           "and the hist options (flat and vec4, one hist_fused call: strategy and M; split and batched: any, e.g. private=on). "
-           "E.g. hist,distances=gemm,sums=vec4";
-  }
-  std::vector<std::string> bench_presets() const override { return {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"rodinia", "Rodinia's text points: a line per point, an integer id then the features (-i FILE)"},
-            {"rodinia-bin", "Rodinia's binary points (kmeans -b): int32 n, int32 d, n x d float32 (-i FILE)"}};
-  }
-  std::vector<setting> run_settings() const override {
-    return {{"k", "dataset", "clusters (Rodinia's -m/-n with one value); 'dataset': the bundle's k, 5 for Rodinia files"},
-            {"threshold", "dataset",
-             "Rodinia's -t: iterate while more than this many points change cluster (Rodinia's 0.001: until none does)"},
-            {"threshold_fraction", "dataset", "also stop once at most this fraction of the points changed cluster (0: off)"},
-            {"max_iterations", "dataset", "at most this many iterations (Rodinia's loop: 501)"},
-            {"init", "dataset", "initial centroids: first (Rodinia's: the first k points; for k > n/2 its swap loop's picks) or kmeans++"},
-            {"seed", 1, "random seed of kmeans++"},
-            strict_setting(rodinia_kmeans),
-            {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks); "
-                            "the points sharded, the counts and sums all-reduced each iteration (hist variant, init=first)"}};
+  kmeans_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "kmeans";
+    a.summary = "k-means clustering (Lloyd): cuBLAS or direct distances, the update as one fused histogram of counts and sums "
+                "(SC20 V-D1) or as segmented reductions (FHPC17 4), Rodinia's structure as the baseline";
+    {
+      auto p = [](std::int64_t n, std::int64_t d, std::int64_t k, std::int64_t blobs, double spread, int whole) {
+        nlohmann::json params = {{"n", n},         {"d", d},         {"k", k},           {"blobs", blobs}, {"spread", spread},
+                                  {"whole", whole}, {"parts", 0},     {"variants", ""}};
+        params.update(rodinia_defaults);
+        params["k"] = k;
+        return params;
+      };
+      a.presets = {{"rodinia-204800", "Rodinia's 204800.txt shape: 204,800 x 34, k = 5, Gaussian blobs of different sizes",
+                    p(204'800, 34, 5, 12, 0.25, 1)},
+                   {"kdd", "Rodinia's kdd_cup shape: 494,019 x 34, k = 5, Gaussian blobs of different sizes", p(494'019, 34, 5, 12, 0.25, 1)},
+                   {"paper-k1024", "SC20 V-D1: n = 100,000, d = 256, k = 1024, uniform features (bench: per iteration only)",
+                    p(100'000, 256, 1024, 0, 0, 0)},
+                   {"paper-k5", "SC20 V-D1: n = 100,000, d = 256, k = 5, uniform features (bench: per iteration only)",
+                    p(100'000, 256, 5, 0, 0, 0)},
+                   {"tiny", "3,000 x 6, k = 5, separated blobs (tests)", p(3000, 6, 5, 5, 0.05, 1)},
+                   {"tiny-uniform", "2,000 x 16, k = 12, uniform features (tests)", p(2000, 16, 12, 0, 0, 1)}};
+    }
+    a.variants = {"hist", "segreduce", "rodinia"};
+    a.variant_settings = "hist and segreduce: distances=auto|direct|gemm, layout=auto|rows|columns (feature-major copy of the points), "
+                         "chunk=POINTS (per SGEMM; 0: up to 1 GiB of distances), math=fp32|tf32; hist also sums=auto|fused|flat|vec4|split|batched "
+                         "(fused: assignment and update in one pass, k <= 8, d <= 256, the default there) "
+                         "and the hist options (flat and vec4, one hist_fused call: strategy and M; split and batched: any, e.g. private=on). "
+                         "E.g. hist,distances=gemm,sums=vec4";
+    a.input_formats = {{"rodinia", "Rodinia's text points: a line per point, an integer id then the features (-i FILE)"},
+                       {"rodinia-bin", "Rodinia's binary points (kmeans -b): int32 n, int32 d, n x d float32 (-i FILE)"}};
+    a.expected_formats = {{"rodinia", "what Rodinia's kmeans prints with -o (its output, or the listing alone): the centroids, each coordinate "
+                                      "within half its printed unit (%.2f) plus 1e-4 relative"}};
+    a.run_settings = {{"k", "dataset", "clusters (Rodinia's -m/-n with one value); 'dataset': the bundle's k, 5 for Rodinia files"},
+                      {"threshold", "dataset",
+                       "Rodinia's -t: iterate while more than this many points change cluster (Rodinia's 0.001: until none does)"},
+                      {"threshold_fraction", "dataset", "also stop once at most this fraction of the points changed cluster (0: off)"},
+                      {"max_iterations", "dataset", "at most this many iterations (Rodinia's loop: 501)"},
+                      {"init", "dataset", "initial centroids: first (Rodinia's: the first k points; for k > n/2 its swap loop's picks) or kmeans++"},
+                      {"seed", 1, "random seed of kmeans++"},
+                      strict_setting(rodinia_kmeans),
+                      {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks); "
+                                      "the points sharded, the counts and sums all-reduced each iteration (hist variant, init=first)"}};
+    a.scales_over_devices = true;
+    a.bench_presets = {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
@@ -2168,10 +2164,6 @@ class kmeans_app final : public app {
     return {ok, head.str() + detail.str()};
   }
 
-  std::vector<file_format> expected_formats() const override {
-    return {{"rodinia", "what Rodinia's kmeans prints with -o (its output, or the listing alone): the centroids, each coordinate "
-                        "within half its printed unit (%.2f) plus 1e-4 relative"}};
-  }
 
   // Rodinia prints each centroid coordinate with %.2f: ours must round near it, within half the
   // printed unit and 1e-4 relative for sums of a cluster's floats in another order.
@@ -2250,7 +2242,6 @@ class kmeans_app final : public app {
     return extra;
   }
 
-  bool scales_over_devices() const override { return true; }
 
   // `soac bench kmeans --devices`: the issue's size, n = 10^7 points x d = 256, k = 1024 (uniform
   // like paper-k1024, 100x its points), `max_iterations` iterations (5) per timed run with

@@ -39,21 +39,26 @@ std::vector<std::uint32_t> random_keys(std::int64_t n, std::uint64_t seed) {
 
 class radixsort_app final : public app {
  public:
-  std::string name() const override { return "radixsort"; }
-  std::string summary() const override {
-    return "stable LSD radix sort of uint32/int32/float keys with optional uint32 values (report section 2)";
+  radixsort_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "radixsort";
+    a.summary = "stable LSD radix sort of uint32/int32/float keys with optional uint32 values (report section 2)";
+    {
+      auto p = [](std::int64_t n, int values) { return nlohmann::json{{"n", n}, {"values", values}}; };
+      std::vector<preset> all;
+      for (int e : {20, 22, 24, 26, 28})
+        all.push_back({"2^" + std::to_string(e), "2^" + std::to_string(e) + " random uint32 keys with uint32 values",
+                       p(std::int64_t{1} << e, 1)});
+      all.push_back({"tiny", "10,000 random uint32 keys with values (tests)", p(10'000, 1)});
+      a.presets = all;
+    }
+    a.variants = {"digits", "one-bit"};
+    a.bench_presets = {"2^20", "2^22", "2^24", "2^26", "2^28"};
+    return a;
   }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n, int values) { return nlohmann::json{{"n", n}, {"values", values}}; };
-    std::vector<preset> all;
-    for (int e : {20, 22, 24, 26, 28})
-      all.push_back({"2^" + std::to_string(e), "2^" + std::to_string(e) + " random uint32 keys with uint32 values",
-                     p(std::int64_t{1} << e, 1)});
-    all.push_back({"tiny", "10,000 random uint32 keys with values (tests)", p(10'000, 1)});
-    return all;
-  }
-  std::vector<std::string> variants() const override { return {"digits", "one-bit"}; }
-  std::vector<std::string> bench_presets() const override { return {"2^20", "2^22", "2^24", "2^26", "2^28"}; }
 
   struct sort_spec {
     std::int64_t n;

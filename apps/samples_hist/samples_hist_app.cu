@@ -13,9 +13,8 @@
 // vectors and words take hist's model: one shared copy of the bins per block, hardware atomics.
 // A byte is an update here, so the shared atomics, not the loads, are the limit (67M of them over
 // 64 MiB), and 32 interleaved copies per block (lane l on copy l: no two lanes of a warp on the
-// same bank or address) looked like the cure, but measured slower on the H100 (64 MiB, vectors,
-// M = 32 vs the model's M = 1: 64 bins 41.9 vs 39.7 us, 256 bins 42.9 vs 41.2): the bank
-// conflicts of random bytes cost less than folding 32 copies per block.
+// same bank or address) looked like the cure, but measured slower (docs/tuning/samples-hist.md):
+// the bank conflicts of random bytes cost less than folding 32 copies per block.
 #include <algorithm>
 #include <iostream>
 #include <sstream>
@@ -257,23 +256,24 @@ constexpr std::uint64_t max_bytes = 0xffffffffull;
 
 class samples_hist_app final : public app {
  public:
-  std::string name() const override { return "samples-hist"; }
-  std::string summary() const override {
-    return "the CUDA samples' 64-bin (byte >> 2) and 256-bin byte histograms, hist with 16 updates per 128-bit load "
-           "(SC20 V-D)";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t bytes) { return nlohmann::json{{"bytes", bytes}, {"variants", ""}}; };
-    return {{"64MiB", "64 MiB of random bytes (the samples' size)", p(std::int64_t{64} << 20)},
-            {"tiny", "100,003 random bytes (a partial last word and vector; tests)", p(100'003)}};
-  }
-  std::vector<std::string> variants() const override { return formulations; }
-  std::string variant_settings() const override {
-    return hist_variant_settings;
-  }
-  std::vector<std::string> bench_presets() const override { return {"64MiB"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"raw", "any file, histogrammed byte by byte (-i FILE); gen writes the random bytes"}};
+  samples_hist_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "samples-hist";
+    a.summary = "the CUDA samples' 64-bin (byte >> 2) and 256-bin byte histograms, hist with 16 updates per 128-bit load "
+                "(SC20 V-D)";
+    {
+      auto p = [](std::int64_t bytes) { return nlohmann::json{{"bytes", bytes}, {"variants", ""}}; };
+      a.presets = {{"64MiB", "64 MiB of random bytes (the samples' size)", p(std::int64_t{64} << 20)},
+                   {"tiny", "100,003 random bytes (a partial last word and vector; tests)", p(100'003)}};
+    }
+    a.variants = formulations;
+    a.variant_settings = hist_variant_settings;
+    a.input_formats = {{"raw", "any file, histogrammed byte by byte (-i FILE); gen writes the random bytes"}};
+    a.bench_presets = {"64MiB"};
+    return a;
   }
 
   static std::int64_t bytes_of(const nlohmann::json& params) { return int_param(params, "bytes", 0, std::int64_t(max_bytes)); }

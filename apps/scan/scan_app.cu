@@ -186,21 +186,26 @@ std::vector<std::int64_t> starts_of(const std::vector<flag_t>& flags) {
 
 class scan_app final : public app {
  public:
-  std::string name() const override { return "scan"; }
-  std::string summary() const override {
-    return "int32 scan and segmented scan (flags or offsets), single-pass look-back (thesis 3.4-3.5)";
+  scan_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "scan";
+    a.summary = "int32 scan and segmented scan (flags or offsets), single-pass look-back (thesis 3.4-3.5)";
+    {
+      auto p = [](std::int64_t n, std::int64_t segment, std::int64_t tile_every) {
+        return nlohmann::json{{"n", n}, {"segment", segment}, {"tile_every", tile_every}};
+      };
+      a.presets = {{"n-sweep", "n from 10^3 to 2^26 (bench sweeps up to n), a flag every 10,000 elements", p(1 << 26, 10'000, 0)},
+                   {"segments", "5M elements, segment length 10^0 .. 10^6 (bench sweeps; gen uses `segment`)", p(5'000'000, 1000, 0)},
+                   {"tile-flags", "2^26 elements, a flag on every k-th tile (bench sweeps k; gen uses `tile_every`)", p(1 << 26, 0, 4)},
+                   {"small", "1e5 elements, segments of 100 (tests)", p(100'000, 100, 0)}};
+    }
+    a.variants = {"segscan", "offsets", "scan"};
+    a.bench_presets = {"n-sweep", "segments", "tile-flags"};
+    return a;
   }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n, std::int64_t segment, std::int64_t tile_every) {
-      return nlohmann::json{{"n", n}, {"segment", segment}, {"tile_every", tile_every}};
-    };
-    return {{"n-sweep", "n from 10^3 to 2^26 (bench sweeps up to n), a flag every 10,000 elements", p(1 << 26, 10'000, 0)},
-            {"segments", "5M elements, segment length 10^0 .. 10^6 (bench sweeps; gen uses `segment`)", p(5'000'000, 1000, 0)},
-            {"tile-flags", "2^26 elements, a flag on every k-th tile (bench sweeps k; gen uses `tile_every`)", p(1 << 26, 0, 4)},
-            {"small", "1e5 elements, segments of 100 (tests)", p(100'000, 100, 0)}};
-  }
-  std::vector<std::string> variants() const override { return {"segscan", "offsets", "scan"}; }
-  std::vector<std::string> bench_presets() const override { return {"n-sweep", "segments", "tile-flags"}; }
 
   static scan_spec spec_of(const nlohmann::json& params, std::uint64_t seed) {
     scan_spec s;

@@ -57,21 +57,26 @@ std::int64_t count_out_of_range(const std::vector<I>& indexes, std::size_t n) {
 
 class scatter_app final : public app {
  public:
-  std::string name() const override { return "scatter"; }
-  std::string summary() const override {
-    return "write construct: k writes with random distinct indexes into an n-element int32 array (report Fig 15)";
+  scatter_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "scatter";
+    a.summary = "write construct: k writes with random distinct indexes into an n-element int32 array (report Fig 15)";
+    {
+      auto p = [](std::int64_t n, std::int64_t k, double oor, int chunk) {
+        return nlohmann::json{{"n", n}, {"k", k}, {"out_of_range", oor}, {"chunk", chunk}};
+      };
+      a.presets = {{"fig15a", "report Fig 15, first row: n = 1e7, k = 1e6", p(10'000'000, 1'000'000, 0.0, 10)},
+                   {"fig15b", "report Fig 15, second row: n = 1e8, k = 1e7", p(100'000'000, 10'000'000, 0.0, 10)},
+                   {"small", "n = 1e5, k = 1e4, 1% of indexes out of range", p(100'000, 10'000, 0.01, 10)},
+                   {"tiny", "n = 1000, k = 300, 10% of indexes out of range (tests)", p(1000, 300, 0.1, 10)}};
+    }
+    a.variants = {"auto", "plain", "chunked", "blocked", "thrust"};
+    a.bench_presets = {"fig15a", "fig15b"};
+    return a;
   }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n, std::int64_t k, double oor, int chunk) {
-      return nlohmann::json{{"n", n}, {"k", k}, {"out_of_range", oor}, {"chunk", chunk}};
-    };
-    return {{"fig15a", "report Fig 15, first row: n = 1e7, k = 1e6", p(10'000'000, 1'000'000, 0.0, 10)},
-            {"fig15b", "report Fig 15, second row: n = 1e8, k = 1e7", p(100'000'000, 10'000'000, 0.0, 10)},
-            {"small", "n = 1e5, k = 1e4, 1% of indexes out of range", p(100'000, 10'000, 0.01, 10)},
-            {"tiny", "n = 1000, k = 300, 10% of indexes out of range (tests)", p(1000, 300, 0.1, 10)}};
-  }
-  std::vector<std::string> variants() const override { return {"auto", "plain", "chunked", "blocked", "thrust"}; }
-  std::vector<std::string> bench_presets() const override { return {"fig15a", "fig15b"}; }
 
   static datasets::scatter_spec spec_of(const nlohmann::json& params, std::uint64_t seed) {
     datasets::scatter_spec s;

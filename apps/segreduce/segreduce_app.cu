@@ -306,28 +306,32 @@ struct shard_element {
 
 class segreduce_app final : public app {
  public:
-  std::string name() const override { return "segreduce"; }
-  std::string summary() const override {
-    return "regular segmented reduction (FHPC17): sum, index of max, maximum subarray sum, Black-Scholes over m x n";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](const char* op, std::int64_t m, std::int64_t n) {
-      return nlohmann::json{{"operator", op}, {"m", m}, {"n", n}, {"log2_step", 2}};
-    };
-    const std::int64_t k9 = 1 << 9, k13 = 1 << 13;
-    return {{"sum", "segmented int32 sum, 2^13 x 2^13 (bench: 2^26 elements, every m = 4^k)", p("sum", k13, k13)},
-            {"sum18", "segmented int32 sum, 2^9 x 2^9 (bench: 2^18 elements)", p("sum", k9, k9)},
-            {"argmax", "index of max, ties to the lower index, 2^13 x 2^13", p("argmax", k13, k13)},
-            {"argmax18", "index of max, 2^9 x 2^9", p("argmax", k9, k9)},
-            {"mss", "maximum subarray sum (Fig 12, non-commutative), 2^13 x 2^13", p("mss", k13, k13)},
-            {"mss18", "maximum subarray sum, 2^9 x 2^9", p("mss", k9, k9)},
-            {"blackscholes", "Black-Scholes (Fig 14): 2^13 options x 2^13 days, from iota", p("blackscholes", k13, k13)},
-            {"blackscholes18", "Black-Scholes: 2^9 options x 2^9 days", p("blackscholes", k9, k9)},
-            {"tiny", "segmented sum, 100 x 37 (tests)", p("sum", 100, 37)}};
-  }
-  std::vector<std::string> variants() const override { return {"auto", "sequential", "large", "small"}; }
-  std::vector<std::string> bench_presets() const override {
-    return {"sum18", "sum", "argmax18", "argmax", "mss18", "mss", "blackscholes18", "blackscholes"};
+  segreduce_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "segreduce";
+    a.summary = "regular segmented reduction (FHPC17): sum, index of max, maximum subarray sum, Black-Scholes over m x n";
+    {
+      auto p = [](const char* op, std::int64_t m, std::int64_t n) {
+        return nlohmann::json{{"operator", op}, {"m", m}, {"n", n}, {"log2_step", 2}};
+      };
+      const std::int64_t k9 = 1 << 9, k13 = 1 << 13;
+      a.presets = {{"sum", "segmented int32 sum, 2^13 x 2^13 (bench: 2^26 elements, every m = 4^k)", p("sum", k13, k13)},
+                   {"sum18", "segmented int32 sum, 2^9 x 2^9 (bench: 2^18 elements)", p("sum", k9, k9)},
+                   {"argmax", "index of max, ties to the lower index, 2^13 x 2^13", p("argmax", k13, k13)},
+                   {"argmax18", "index of max, 2^9 x 2^9", p("argmax", k9, k9)},
+                   {"mss", "maximum subarray sum (Fig 12, non-commutative), 2^13 x 2^13", p("mss", k13, k13)},
+                   {"mss18", "maximum subarray sum, 2^9 x 2^9", p("mss", k9, k9)},
+                   {"blackscholes", "Black-Scholes (Fig 14): 2^13 options x 2^13 days, from iota", p("blackscholes", k13, k13)},
+                   {"blackscholes18", "Black-Scholes: 2^9 options x 2^9 days", p("blackscholes", k9, k9)},
+                   {"tiny", "segmented sum, 100 x 37 (tests)", p("sum", 100, 37)}};
+    }
+    a.variants = {"auto", "sequential", "large", "small"};
+    a.scales_over_devices = true;
+    a.bench_presets = {"sum18", "sum", "argmax18", "argmax", "mss18", "mss", "blackscholes18", "blackscholes"};
+    return a;
   }
 
   struct spec {
@@ -479,7 +483,6 @@ class segreduce_app final : public app {
     return {rep.ok(), rep.describe("segment results")};
   }
 
-  bool scales_over_devices() const override { return true; }
 
   // `soac bench segreduce --devices`: sums of 2^30 int32 in m = 2^14 segments (whole segments per
   // rank) and in m = 1 (the segment split across the ranks, partials combined), every rank's

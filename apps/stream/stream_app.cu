@@ -125,44 +125,47 @@ void generate_values(const std::filesystem::path& path, dtype type, std::uint64_
 
 class stream_app final : public app {
  public:
-  std::string name() const override { return "stream"; }
-  std::string summary() const override {
-    return "ZOne streaming (issue 25): a histogram of a file of any size, reads, copies and soac::hist overlapped; "
-           "`soac bench stream` times every streamed workload (this, histeq, blackscholes, conv1d)";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t bytes, const char* type, std::int64_t bins) {
-      return nlohmann::json{{"bytes", bytes}, {"dtype", type}, {"bins", bins}};
-    };
-    nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 33, "uint8", 256));
-    bench.update({{"workloads", "hist,histeq,blackscholes,conv1d"},
-                  {"frames", 300},
-                  {"width", 3840},
-                  {"height", 2160},
-                  {"options", std::int64_t{1} << 28},
-                  {"elements", std::int64_t{1} << 28},
-                  {"radius", 3},
-                  {"cpu", 1}});
-    return {{"1g", "1 GiB of bytes, 256 bins", p(std::int64_t{1} << 30, "uint8", 256)},
-            {"8g", "8 GiB of bytes (the size of the issue's bar)", p(std::int64_t{1} << 33, "uint8", 256)},
-            {"words", "2^26 uint32 words, 1000 bins (x % 1000)", p(std::int64_t{1} << 28, "uint32", 1000)},
-            {"tiny", "100003 bytes (tests)", p(100003, "uint8", 256)},
-            {"bench", "soac bench stream: every workload (workloads=hist,histeq,blackscholes,conv1d), files in dir "
-                      "(default: the temporary folder); hist over `bytes`, histeq `frames` of width x height, "
-                      "blackscholes `options`, conv1d `elements` with a filter of `radius`; cpu=1: histeq's CPU rows; from=N: "
-                      "also the sizes N, 4N, 16N, ... below those of hist, blackscholes and conv1d",
-             bench}};
-  }
-  std::vector<std::string> variants() const override { return streaming::pipeline_variants(); }
-  std::vector<std::string> bench_presets() const override { return {"bench"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"raw", "one raw file of little-endian elements (--set dtype=uint8|uint32, bins=H: bin x % H)"}};
-  }
-  std::vector<setting> run_settings() const override {
-    auto s = streaming::pipeline_settings();
-    s.insert(s.begin(), {{"dtype", "uint8", "element type of a raw file: uint8 or uint32 (bundles: the array's)"},
-                         {"bins", 0, "bins, bin = x % bins (0: 256 for raw files, the dataset's for bundles)"}});
-    return s;
+  stream_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "stream";
+    a.summary = "ZOne streaming (issue 25): a histogram of a file of any size, reads, copies and soac::hist overlapped; "
+                "`soac bench stream` times every streamed workload (this, histeq, blackscholes, conv1d)";
+    {
+      auto p = [](std::int64_t bytes, const char* type, std::int64_t bins) {
+        return nlohmann::json{{"bytes", bytes}, {"dtype", type}, {"bins", bins}};
+      };
+      nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 33, "uint8", 256));
+      bench.update({{"workloads", "hist,histeq,blackscholes,conv1d"},
+                    {"frames", 300},
+                    {"width", 3840},
+                    {"height", 2160},
+                    {"options", std::int64_t{1} << 28},
+                    {"elements", std::int64_t{1} << 28},
+                    {"radius", 3},
+                    {"cpu", 1}});
+      a.presets = {{"1g", "1 GiB of bytes, 256 bins", p(std::int64_t{1} << 30, "uint8", 256)},
+                   {"8g", "8 GiB of bytes (the size of the issue's bar)", p(std::int64_t{1} << 33, "uint8", 256)},
+                   {"words", "2^26 uint32 words, 1000 bins (x % 1000)", p(std::int64_t{1} << 28, "uint32", 1000)},
+                   {"tiny", "100003 bytes (tests)", p(100003, "uint8", 256)},
+                   {"bench", "soac bench stream: every workload (workloads=hist,histeq,blackscholes,conv1d), files in dir "
+                             "(default: the temporary folder); hist over `bytes`, histeq `frames` of width x height, "
+                             "blackscholes `options`, conv1d `elements` with a filter of `radius`; cpu=1: histeq's CPU rows; from=N: "
+                             "also the sizes N, 4N, 16N, ... below those of hist, blackscholes and conv1d",
+                    bench}};
+    }
+    a.variants = streaming::pipeline_variants();
+    a.input_formats = {{"raw", "one raw file of little-endian elements (--set dtype=uint8|uint32, bins=H: bin x % H)"}};
+    {
+      auto s = streaming::pipeline_settings();
+      s.insert(s.begin(), {{"dtype", "uint8", "element type of a raw file: uint8 or uint32 (bundles: the array's)"},
+                           {"bins", 0, "bins, bin = x % bins (0: 256 for raw files, the dataset's for bundles)"}});
+      a.run_settings = s;
+    }
+    a.bench_presets = {"bench"};
+    return a;
   }
 
   struct spec {

@@ -200,10 +200,9 @@ struct sliced_pairs {
 
 // Rows of the slices formulation: a multiple of two per SM (whole waves of blocks, one or two
 // per SM), about slice_elements_per_row elements each (16 per thread of a 1024-thread block), at
-// most eight per SM, and enough that a row counts fewer than 2^32 pairs. Measured on the H100
-// with eight rows per SM (1,056) for every size: small (4.5M elements) took 0.119 ms against
-// 0.104 for `batched`'s 202 blocks of 22K elements, each of the 1,056 blocks initialising and
-// folding its copies for ~4K elements.
+// most eight per SM, and enough that a row counts fewer than 2^32 pairs: with eight rows per SM
+// at every size, small inputs lost to `batched` (each block initialising and folding its copies
+// for a few thousand elements; docs/tuning/tpacf.md).
 constexpr u64 slice_elements_per_row = 1024 * 16;
 std::int64_t slice_rows(const device_properties& p, u64 elements) {
   const u64 wave = 2 * u64(std::max(p.sm_count, 1));
@@ -440,32 +439,37 @@ constexpr const char* parboil_tpacf = "Parboil's tpacf";
 
 class tpacf_app final : public app {
  public:
-  std::string name() const override { return "tpacf"; }
-  std::string summary() const override {
-    return "Parboil tpacf: DD, DR and RR pair counts in 22 angular bins over a data set and R random sets (SC20 V-D)";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](std::int64_t n, std::int64_t R) {
-      return nlohmann::json{{"points", n}, {"randoms", R}, {"clusters", 20}, {"variants", ""}};
-    };
-    return {{"small", "Parboil's small: 487 points, 100 random sets", p(487, 100)},
-            {"medium", "Parboil's medium: 4,096 points, 100 random sets", p(4096, 100)},
-            {"large", "Parboil's large: 10,391 points, 100 random sets (~16G pairs)", p(10391, 100)},
-            {"tiny", "61 points, 3 random sets (tests)", p(61, 3)}};
-  }
-  std::vector<std::string> variants() const override { return formulations; }
-  std::string variant_settings() const override { return hist_variant_settings; }
-  std::vector<std::string> bench_presets() const override { return {"small", "medium", "large"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"parboil", "Parboil tpacf's text files of \"ra dec\" lines: -i FOLDER (Datapnts.1, Randompnts.1 ..), or -i DATA "
-                        "-i RANDOM1 -i RANDOM2 ...; gen -o FOLDER writes them"},
-            {"futhark", "the SC20 artifact's tpacf-data/*.in (benchmarks/parboil/tpacf.fut): data ra, data dec [n]f64, random ra, "
-                        "random dec [R][n]f64 (degrees) in a Futhark data file (-i FILE)"}};
-  }
-  std::vector<setting> run_settings() const override {
-    return {{"points", 0, "points read from each file, as Parboil's -p (0: all of the data file's)"},
-            {"randoms", 0, "random sets used, as Parboil's -n (0: all given or found)"},
-            strict_setting(parboil_tpacf)};
+  tpacf_app() : app(describe()) {}
+
+  // What `soac list` shows of the app and what its commands take.
+  static app_info describe() {
+    app_info a;
+    a.name = "tpacf";
+    a.summary = "Parboil tpacf: DD, DR and RR pair counts in 22 angular bins over a data set and R random sets (SC20 V-D)";
+    {
+      auto p = [](std::int64_t n, std::int64_t R) {
+        return nlohmann::json{{"points", n}, {"randoms", R}, {"clusters", 20}, {"variants", ""}};
+      };
+      a.presets = {{"small", "Parboil's small: 487 points, 100 random sets", p(487, 100)},
+                   {"medium", "Parboil's medium: 4,096 points, 100 random sets", p(4096, 100)},
+                   {"large", "Parboil's large: 10,391 points, 100 random sets (~16G pairs)", p(10391, 100)},
+                   {"tiny", "61 points, 3 random sets (tests)", p(61, 3)}};
+    }
+    a.variants = formulations;
+    a.variant_settings = hist_variant_settings;
+    a.input_formats = {{"parboil", "Parboil tpacf's text files of \"ra dec\" lines: -i FOLDER (Datapnts.1, Randompnts.1 ..), or -i DATA "
+                                   "-i RANDOM1 -i RANDOM2 ...; gen -o FOLDER writes them"},
+                       {"futhark", "the SC20 artifact's tpacf-data/*.in (benchmarks/parboil/tpacf.fut): data ra, data dec [n]f64, random ra, "
+                                   "random dec [R][n]f64 (degrees) in a Futhark data file (-i FILE)"}};
+    a.expected_formats = {{"parboil", "the result file Parboil's tpacf writes (-o tpacf.out: DD, DR, RR of bins 1 .. 20); by Parboil's "
+                                      "tools/compare-output tolerances"},
+                          {"futhark", "the SC20 artifact's tpacf-data/*.out: the same 60 counts as a Futhark [60]i32 array (computed in f64); "
+                                      "by the same tolerances"}};
+    a.run_settings = {{"points", 0, "points read from each file, as Parboil's -p (0: all of the data file's)"},
+                      {"randoms", 0, "random sets used, as Parboil's -n (0: all given or found)"},
+                      strict_setting(parboil_tpacf)};
+    a.bench_presets = {"small", "medium", "large"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
@@ -646,12 +650,6 @@ class tpacf_app final : public app {
     return msg.str();
   }
 
-  std::vector<file_format> expected_formats() const override {
-    return {{"parboil", "the result file Parboil's tpacf writes (-o tpacf.out: DD, DR, RR of bins 1 .. 20); by Parboil's "
-                        "tools/compare-output tolerances"},
-            {"futhark", "the SC20 artifact's tpacf-data/*.out: the same 60 counts as a Futhark [60]i32 array (computed in f64); "
-                        "by the same tolerances"}};
-  }
 
   // The 22 counters of each kind a result holds.
   static ref::pair_counts result_counts(const bundle& out) {

@@ -74,9 +74,8 @@ int group_lanes(std::int64_t n, std::size_t value_bytes) {
 //    gives the lane-group kernel at least a full wave of blocks: large (1.00-1.10x the floor);
 //  - enough segments for one thread each on every SM (m >= SMs x block_threads) and either
 //    segments that fit one tile row (n <= columns), a non-commutative operator (the segmented
-//    scan costs more than the tile transposition: 1.6-2.9x slower for maximum subarray sum), or
-//    short segments of 8-byte values (index of max at n = 64: sequential 0.165 ms, lane groups
-//    0.208 ms): sequential;
+//    scan costs more than the tile transposition for maximum subarray sum), or short segments of
+//    8-byte values (index of max: lane groups lose at n = 64): sequential;
 //  - otherwise whole segments per block: small (lane groups with WarpReduce for commutative
 //    operators, the segmented scan otherwise).
 const char* auto_rule(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,

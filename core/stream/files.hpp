@@ -39,8 +39,8 @@ class stream_output_file {
 
   const std::filesystem::path& path() const { return path_; }
   // Sizes the file to `bytes` and maps it, so that write_at copies into the page cache from many
-  // threads at once: pwrite to one file is serialised by the kernel's inode lock (on the H100
-  // machine 1 to 16 writers all wrote one new file at 1.2-3.2 GB/s, on tmpfs and on disk alike).
+  // threads at once: pwrite to one file is serialised by the kernel's inode lock (more writers
+  // wrote no faster, on tmpfs and on disk alike; docs/tuning/stream.md).
   // Where the file cannot be sized or mapped (a file size limit, a file system without mmap, a
   // kernel before 5.14 without MADV_POPULATE_WRITE) write_at keeps using pwrite, which reports any
   // error at the byte where it happens.

@@ -35,14 +35,11 @@ constexpr double ring_memory_share = 0.25;
 // Handoffs a chunk costs on the critical path (one wake-up into the next stage, one out of it).
 constexpr double handoffs_per_chunk = 2;
 constexpr std::size_t probe_bytes = std::size_t{16} << 20;
-// The ring the planner aims at. On the H100 machine 16 readers copied a cached file into a ring of
-// 3 x 32 MiB at 60 GB/s and into one of 3 x 128 MiB at 37 GB/s: host memory (60 GB/s of memcpy on
-// 16 threads) is the scarce resource, and a ring that stays in the last-level cache spares it.
+// The ring the planner aims at: host memory is the scarce resource, and a ring that stays in the
+// last-level cache spares it (a small ring filled faster than a large one: docs/tuning/stream.md).
 constexpr std::size_t ring_bytes = std::size_t{96} << 20;
 // Each writer's piece of every output per chunk, at least: writers of small pieces slow each other
-// down. blackscholes 2^28 (two float outputs, 16 writers, huge-page tmpfs) on the H100 machine,
-// pieces of 0.3 / 1 / 2 MiB: write alone 203-315 / 115-198 / 145-147 ms, streamed 305-518 /
-// 260-417 / 296-324 ms; histeq 300 4K frames, pieces of 1 / 2 MiB: streamed 400 / 256 ms.
+// down (docs/tuning/stream.md).
 constexpr double write_piece_bytes = double(std::size_t{2} << 20);
 // The serial loop's chunk (all arrays together): large steps amortise its synchronisations, but
 // pinning more than this gains nothing (hist over 8 GiB: 1 GiB chunks were as fast as any).
@@ -193,8 +190,7 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
     why << "set";
   } else if (!o.overlap) {
     // The serial loop as a plain program runs it: large steps. Small chunks only pay off when
-    // stages overlap (hist over 8 GiB, serial: 409-427 ms in 1 GiB chunks, 482-533 ms in the
-    // streamed run's 32 MiB chunks on the H100 machine).
+    // stages overlap (docs/tuning/stream.md).
     chunk = std::min({max_chunk, most, std::max<std::int64_t>(1, std::int64_t(tuning::serial_chunk_bytes / per_element))});
     why << "serial: " << bytes_text(tuning::serial_chunk_bytes) << " per chunk, within memory (" << bytes_text(ring_budget)
         << " for the rings)";
