@@ -12,7 +12,7 @@
 
 #include "apps/app.hpp"
 #include "core/error.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 
 namespace soac::apps {
 

@@ -4,7 +4,7 @@
 // step, clusters, ...). tests/data/hist_plans.golden holds the table; a change to any plan fails
 // here. SOAC_WRITE_GOLDEN=1 rewrites the table (then review its diff: it must be intended).
 //
-// The device's answers that the launch depends on (resident blocks and clusters of a kernel
+// The device's answers that the plan depends on (resident blocks and clusters of a kernel
 // version, free memory) come from fake_device below, a model of an sm_90 part: registers per
 // kernel version as ptxas gives them for the 4- and 8-byte operators of the hist app.
 #include <algorithm>
@@ -22,7 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 
 #ifndef SOAC_TEST_DATA
 #define SOAC_TEST_DATA "tests/data"
@@ -59,35 +59,19 @@ device_properties h200() {
 // the hist app's operators): the plain shared kernels keep to 32 so two 1024-thread blocks share
 // an SM, and so does the cluster fold with one or two elements per step; loads ahead, the fold
 // with eight, thread-private tiles of 32 results and the split kernel take up to 64.
-enum class family { shared, shared_fold, split, bucket, global, fused };
-struct kernel_version {
-  family fam = family::shared;
-  bool exclusive = false;  // thread-private copies (no atomics)
-  int items = 0, wide = 0, max_block = 1024;
-  bool ahead = false;
-  std::string name() const {
-    static const char* names[] = {"shared", "shared+fold", "split", "bucket", "global", "fused"};
-    std::ostringstream s;
-    s << names[int(fam)] << (exclusive ? "/private" : "") << "<items=" << items;
-    if (wide) s << ",wide=" << wide;
-    if (ahead) s << ",ahead";
-    if (max_block != 1024) s << ",max_block=" << max_block;
-    s << ">";
-    return s.str();
-  }
-};
-
-int registers(const kernel_version& k) {
+int registers(const hist_kernel& k) {
+  using family = hist_kernel::family;
   if (k.fam == family::shared && !k.ahead && !k.exclusive) return 32;
   if (k.fam == family::shared && k.exclusive && k.max_block == 1024) return 32;
   if (k.fam == family::shared_fold) return k.items <= 2 ? 32 : 64;
-  if (k.fam == family::bucket || k.fam == family::global || k.fam == family::fused) return 32;
+  if (k.fam == family::bucket || k.fam == family::global || k.fam == family::fused_shared || k.fam == family::fused_global)
+    return 32;
   return 64;
 }
 
 struct fake_device {
   device_properties p;
-  int resident_blocks(const kernel_version& k, int threads, std::size_t bytes) const {
+  int resident_blocks(const hist_kernel& k, int threads, std::size_t bytes) const {
     if (bytes > p.shared_per_block_optin || threads > k.max_block) return 0;
     const int by_threads = p.max_threads_per_sm / threads;
     const int by_shared = int(p.shared_per_sm / (bytes + 1024));
@@ -96,7 +80,7 @@ struct fake_device {
   }
   // Clusters resident at once: GPCs of 16 SMs (the H100's 132 SMs in 8 GPCs, some of 18, some of
   // 16; the fake keeps 8 of 16 plus 4 SMs that hold no cluster of more than 4).
-  int resident_clusters(const kernel_version& k, int threads, std::size_t bytes, int cluster) const {
+  int resident_clusters(const hist_kernel& k, int threads, std::size_t bytes, int cluster) const {
     if (p.compute_major < 9) return 0;
     const int per_sm = resident_blocks(k, threads, bytes);
     if (per_sm < 1) return 0;
@@ -131,236 +115,29 @@ struct call {
       : name(std::move(name_)), op(op_), n(n_), H(H_), o(o_), inspected(inspected_), batches(batches_) {}
 };
 
-// The kind a call runs with (check_hist_call), the bytes of a bin for the models and the
-// tolerance the planner is given (model_contention_tolerance).
+// The kind a call runs with (check_hist_call).
 atomic_kind kind_of(const call& c) { return c.o.force_atomic ? c.o.atomic : c.op.kind; }
-std::size_t el_of(const call& c) { return c.op.value_bytes + (kind_of(c) == atomic_kind::xcg ? 4 : 0); }
-double u_of(const call& c) { return kind_of(c) == atomic_kind::cas ? c.op.tolerance : 0; }
 
-// hist_items<F, PerThread>(): elements per step for a functor of `per_element` updates.
-int items_for(int per_thread, int per_element) { return std::max(1, per_thread / per_element); }
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-// What runs: the plan as launched, the kernel version, and (shared) the passes side by side and
-// the rows of block partials; for a partitioned plan, the bucket count's own launch too.
-struct launched {
-  hist_plan plan;
-  std::string kernel;
-  std::int64_t side_by_side = 1, rows = 0;
-  std::string count;
-};
-
-launched none(const hist_plan& plan) {
-  launched r;
-  r.plan = plan;
-  r.kernel = "none";
-  return r;
+hist_device answers(const fake_device& d) {
+  hist_device h;
+  h.resident_blocks = [&d](const hist_kernel& k, int threads, std::size_t bytes) { return d.resident_blocks(k, threads, bytes); };
+  h.resident_clusters = [&d](const hist_kernel& k, int threads, std::size_t bytes, int cluster) {
+    return d.resident_clusters(k, threads, bytes, cluster);
+  };
+  h.free_bytes = [&d] { return d.free_bytes(); };
+  return h;
 }
 
-// ---- Transcribed from the launch code of core/hist/cuda.cuh and fused.cuh at 5f57afd
-// (hist_shared_launch and hist_shared_run, hist_global_run, hist_split_run and hist_split_fits,
-// hist_partition_run and hist_bucket_run, hist_cuda, hist_batched_cuda, hist_fused_cuda), with
-// the device's answers from fake_device.
-launched legacy_shared(const fake_device& d, hist_plan plan, std::int64_t seg_len, std::int64_t batches, atomic_kind K,
-                       std::size_t vbytes, int per_el) {
-  const std::size_t count = std::size_t(plan.multi) * plan.chunk;
-  const bool shared_locks = K == atomic_kind::xcg && !plan.thread_private;
-  const std::size_t bytes = shared_locks ? ((count * vbytes + 3) & ~std::size_t(3)) + count * 4 : count * vbytes;
-  kernel_version k;
-  k.exclusive = plan.thread_private;
-  if (plan.thread_private) {
-    if (plan.items_per_thread > hist_tuning::items_per_thread) {
-      k.items = items_for(hist_tuning::private_items_per_thread, per_el);
-      k.max_block = hist_tuning::private_items_max_block;
-    } else {
-      k.items = items_for(hist_tuning::items_per_thread, per_el);
-    }
-  } else if (K == atomic_kind::cas) {
-    const int contended = items_for(hist_tuning::shared_items_cas_contended, per_el);
-    const int wide = items_for(hist_tuning::shared_items_cas_wide, per_el);
-    if (plan.items_wide > 0) {
-      k.items = contended;
-      k.wide = wide;
-      k.ahead = plan.load_ahead;
-    } else if (plan.items_per_thread == hist_tuning::shared_items_cas_alone) {
-      k.items = items_for(hist_tuning::shared_items_cas_alone, per_el);
-    } else {
-      k.items = contended;
-    }
-  } else {
-    k.items = items_for(hist_tuning::items_per_thread, per_el);
-    k.ahead = plan.load_ahead;
-  }
-  if (plan.block_threads > k.max_block) throw usage_error("hist: a block too large for its kernel");
-  plan.load_ahead = k.ahead;
-  plan.shared_bytes = bytes;
-  const int fit = d.resident_blocks(k, plan.block_threads, bytes);
-  if (fit < 1) throw resource_error("hist: the kernel cannot run");
-  const int per_sm = plan.blocks_per_sm > 0 ? std::min(fit, plan.blocks_per_sm) : fit;
-  const std::int64_t resident = std::int64_t(d.p.sm_count) * per_sm;
-  const bool side = batches == 1 && plan.passes > 1;
-  const std::int64_t group = side ? std::min<std::int64_t>(plan.passes, resident) : 1;
-  std::int64_t parts = 1;
-  if (batches == 1) {
-    parts = std::clamp<std::int64_t>(ceil_div(seg_len, std::int64_t(plan.block_threads) * k.items), 1,
-                                     std::max<std::int64_t>(1, resident / group));
-  } else {
-    plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div(resident, batches));
-    if (plan.blocks_per_histogram * batches > 2147483647) throw usage_error("hist: too many batched histograms for one grid");
-  }
-  int cluster = 1;
-  bool partials = false;
-  if (!plan.thread_private) {
-    partials = plan.block_partials && batches == 1;
-    const int c = plan.cluster;
-    const bool whole = batches == 1 ? parts >= c : plan.blocks_per_histogram % c == 0;
-    kernel_version fold = k;
-    fold.fam = family::shared_fold;
-    fold.wide = 0;
-    fold.ahead = false;
-    if (c > 1 && whole && d.resident_blocks(fold, plan.block_threads, bytes) >= per_sm) {
-      const std::int64_t grid = batches == 1 ? group * (parts - parts % c) : plan.blocks_per_histogram * batches;
-      if (std::int64_t(d.resident_clusters(fold, plan.block_threads, bytes, c)) * c >= std::min(grid, resident)) {
-        cluster = c;
-        k = fold;
-        plan.load_ahead = false;
-      }
-    }
-  }
-  plan.grid = batches == 1 ? group * (parts - parts % cluster) : plan.blocks_per_histogram * batches;
-  plan.cluster = cluster;
-  plan.block_partials = partials;
-  plan.items_per_thread = k.items;
-  plan.items_wide = cluster > 1 ? 0 : k.wide;
-  launched r;
-  r.kernel = k.name();
-  r.side_by_side = group;
-  r.rows = partials ? plan.grid / group / cluster : 0;
-  r.plan = plan;
-  return r;
-}
-
-launched legacy_global(const fake_device& d, hist_plan plan, std::int64_t n, atomic_kind K, double tolerance, int per_el) {
-  const bool tolerant = K == atomic_kind::cas && tolerance > 0;
-  kernel_version k;
-  k.fam = family::global;
-  k.items = items_for(tolerant ? hist_tuning::global_items_per_thread_tolerant : hist_tuning::items_per_thread, per_el);
-  plan.items_per_thread = k.items;
-  if (d.resident_blocks(k, plan.block_threads, 0) < 1) throw resource_error("hist: the kernel cannot run");
-  plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * k.items), 1, 2147483647);
-  launched r;
-  r.kernel = k.name();
-  r.plan = plan;
-  return r;
-}
-
-kernel_version split_version(atomic_kind K, int per_el) {
-  kernel_version k;
-  k.fam = family::split;
-  k.items = K == atomic_kind::hdw ? items_for(hist_tuning::items_per_thread, per_el) : items_for(hist_tuning::split_items_cas, per_el);
-  return k;
-}
-
-bool legacy_split_fits(const fake_device& d, const hist_plan& plan, int per_el) {
-  const kernel_version k = split_version(atomic_kind::cas, per_el);
-  if (d.resident_blocks(k, plan.block_threads, plan.shared_bytes) < 1) throw resource_error("hist: the kernel cannot run");
-  return d.resident_clusters(k, plan.block_threads, plan.shared_bytes, plan.split) >= 1;
-}
-
-launched legacy_split(const fake_device& d, hist_plan plan, atomic_kind K, int per_el) {
-  if (K == atomic_kind::xcg) throw usage_error("hist: split histograms take hardware or CAS atomics, not locks");
-  const kernel_version k = split_version(K, per_el);
-  if (d.resident_blocks(k, plan.block_threads, plan.shared_bytes) < 1) throw resource_error("hist: the kernel cannot run");
-  const int clusters = d.resident_clusters(k, plan.block_threads, plan.shared_bytes, plan.split);
-  if (clusters < 1) throw resource_error("hist: no cluster fits");
-  plan.grid = std::int64_t(clusters) * plan.split;
-  plan.items_per_thread = k.items;
-  launched r;
-  r.kernel = k.name();
-  r.rows = plan.block_partials ? clusters : 0;
-  r.plan = plan;
-  return r;
-}
-
-launched legacy_partition(const fake_device& d, hist_plan plan, std::int64_t n, atomic_kind K, std::size_t vbytes,
-                          int per_el) {
-  const int S = plan.passes;
-  const launched count = legacy_shared(d, plan_hist_shared(d.p, n, S, 4, atomic_kind::hdw, {}), n, 1, atomic_kind::hdw, 4, per_el);
-  kernel_version k;
-  k.fam = family::bucket;
-  k.items = K == atomic_kind::cas ? (plan.items_per_thread == hist_tuning::shared_items_cas_alone ? hist_tuning::shared_items_cas_alone
-                                                                                                 : hist_tuning::shared_items_cas_contended)
-                                  : hist_tuning::items_per_thread;
-  const std::size_t bytes = std::size_t(plan.multi) * std::size_t(plan.chunk) * vbytes;
-  const int fit = d.resident_blocks(k, plan.block_threads, bytes);
-  if (fit < 1) throw resource_error("hist: the kernel cannot run");
-  const int per_sm = plan.blocks_per_sm > 0 ? std::min(fit, plan.blocks_per_sm) : fit;
-  plan.grid = std::int64_t(d.p.sm_count) * per_sm;
-  plan.shared_bytes = bytes;
-  plan.items_per_thread = k.items;
-  plan.items_wide = 0;
-  launched r;
-  r.kernel = k.name();
-  r.rows = plan.grid + S;
-  r.count = count.plan.describe() + " " + count.kernel;
-  r.plan = plan;
-  return r;
-}
-
-launched legacy_single(const fake_device& d, const call& c, std::int64_t n, std::int64_t H) {
-  const atomic_kind K = kind_of(c);
-  const std::size_t el = el_of(c);
-  const double u = u_of(c);
-  const int per_el = c.op.per_element;
-  const auto inspect = [&] { return c.inspected > 0 ? c.inspected : 1.0; };
-  hist_plan plan = plan_hist(d.p, n, H, el, K, c.o, inspect, u, per_el);
-  if (n == 0 || H == 0) return none(plan);
-  if (plan.partitioned && c.o.partition == hist_toggle::automatic &&
-      partition_temp_bytes(plan, n * per_el, c.op.value_bytes, d.p.sm_count) > d.free_bytes() / 4 * 3) {
-    hist_options whole = c.o;
-    whole.partition = hist_toggle::off;
-    plan = plan_hist(d.p, n, H, el, K, whole, inspect, u, per_el);
-  }
-  if (plan.split > 1 && c.o.split == 0 && !legacy_split_fits(d, plan, per_el)) {
-    hist_options global = c.o;
-    global.strategy = hist_strategy::global;
-    plan = plan_hist(d.p, n, H, el, K, global, inspect, u, per_el);
-  }
-  if (plan.partitioned) {
-    if (K == atomic_kind::xcg) throw usage_error("hist: partitioned histograms take hardware or CAS atomics, not locks");
-    return legacy_partition(d, plan, n, K, c.op.value_bytes, per_el);
-  }
-  if (plan.split > 1) return legacy_split(d, plan, K, per_el);
-  if (plan.strategy == hist_strategy::shared) return legacy_shared(d, plan, n, 1, K, c.op.value_bytes, per_el);
-  return legacy_global(d, plan, n, K, c.op.tolerance, per_el);
-}
-
-launched legacy_batched(const fake_device& d, const call& c) {
-  const atomic_kind K = kind_of(c);
-  const std::size_t el = el_of(c);
-  const std::int64_t batches = c.batches, seg_len = c.n, H = c.H;
-  if (c.o.strategy != hist_strategy::global && el <= d.p.shared_per_block_optin) {
-    hist_options o = c.o;
-    if (o.passes == 0 && o.thread_private != hist_toggle::on) o.passes = 1;
-    hist_plan plan;
-    bool fits = true;
-    try {
-      plan = plan_hist_shared(d.p, seg_len, H, el, K, o, u_of(c));
-    } catch (const usage_error&) {
-      if (c.o.strategy == hist_strategy::shared) throw;
-      fits = false;
-    }
-    if (fits && (plan.passes == 1 || c.o.strategy == hist_strategy::shared)) {
-      plan.batches = batches;
-      plan.n = batches * seg_len;
-      if (plan.n == 0 || H == 0) return none(plan);
-      return legacy_shared(d, plan, seg_len, batches, K, c.op.value_bytes, c.op.per_element);
-    }
-  }
-  launched r = legacy_single(d, c, batches * seg_len, batches * H);
-  r.plan.batches = batches;
-  return r;
+hist_plan planned(const fake_device& d, const call& c) {
+  hist_call hc;
+  hc.n = c.n;
+  hc.bins = c.H;
+  hc.batches = c.batches;
+  hc.kind = kind_of(c);
+  hc.value_bytes = c.op.value_bytes;
+  hc.tolerance = c.op.tolerance;
+  hc.per_element = c.op.per_element;
+  return plan_hist_launch(d.p, answers(d), hc, c.o, [&] { return c.inspected > 0 ? c.inspected : 1.0; });
 }
 
 // Two histograms in one pass: sizes and kinds of a and b.
@@ -372,50 +149,11 @@ struct fused_call {
   hist_options o;
 };
 
-launched legacy_fused(const fake_device& d, const fused_call& c) {
-  const auto& p = d.p;
-  hist_plan plan;
-  plan.atomic = c.Ka == c.Kb ? c.Ka : atomic_kind::cas;
-  plan.n = c.n;
-  plan.bins = c.Ha + c.Hb;
-  plan.block_threads = hist_tuning::shared_block;
-  plan.items_per_thread = 4;
-  const std::size_t copy = std::size_t(c.Ha) * c.a_bytes + 16 + std::size_t(c.Hb) * c.b_bytes;
-  const std::size_t limit = std::max(p.shared_per_block_optin, p.shared_per_block) - hist_tuning::shared_reserved_per_block;
-  const bool shared = c.Ka != atomic_kind::xcg && c.Kb != atomic_kind::xcg && copy <= limit && c.o.strategy != hist_strategy::global;
-  if (c.o.strategy == hist_strategy::shared && !shared)
-    throw usage_error("hist_fused: the two histograms do not fit shared memory together (or need locks)");
-  if (c.n == 0 || c.Ha + c.Hb == 0) return none(plan);
-  const std::size_t half = p.shared_per_sm / 2 - hist_tuning::shared_reserved_per_block;
-  const std::size_t L = copy <= half ? half : limit;
-  int M = 1;
-  if (shared) {
-    M = c.o.multi > 0 ? c.o.multi : int(std::clamp<std::size_t>(L / copy, 1, hist_tuning::shared_block));
-    M = std::min(M, hist_tuning::shared_block);
-  }
-  const std::size_t bytes = shared ? std::size_t(M) * copy : 0;
-  if (bytes > limit) throw usage_error("hist_fused: M=" + std::to_string(M) + " copies do not fit shared memory");
-  plan.strategy = shared ? hist_strategy::shared : hist_strategy::global;
-  plan.multi = M;
-  plan.chunk = c.Ha + c.Hb;
-  plan.shared_bytes = bytes;
-  kernel_version k;
-  k.fam = family::fused;
-  k.items = 4;
-  k.exclusive = !shared;  // (the fused kernel's global version, in place)
-  const int per_sm = d.resident_blocks(k, plan.block_threads, bytes);
-  if (per_sm < 1) throw resource_error("hist_fused: the kernel cannot run");
-  plan.grid = std::clamp<std::int64_t>(ceil_div(c.n, std::int64_t(plan.block_threads) * plan.items_per_thread), 1,
-                                       std::int64_t(p.sm_count) * per_sm);
-  launched r;
-  r.kernel = shared ? "fused<shared>" : "fused<global>";
-  r.plan = plan;
-  return r;
+hist_plan planned_fused(const fake_device& d, const fused_call& c) {
+  return plan_hist_fused(d.p, answers(d), {c.n, c.Ha, c.Hb, c.a_bytes, c.b_bytes, c.Ka, c.Kb}, c.o);
 }
-// ---- End of the transcription.
 
-std::string record(const launched& r) {
-  const hist_plan& p = r.plan;
+std::string record(const hist_plan& p) {
   std::ostringstream s;
   s << to_string(p.strategy) << " " << to_string(p.atomic) << " n=" << p.n << " H=" << p.bins << " M=" << p.multi
     << " Mmodel=" << p.model_multi << " S=" << p.passes << " Hchk=" << p.chunk << " C=" << p.coop << " block=" << p.block_threads
@@ -423,8 +161,8 @@ std::string record(const launched& r) {
     << " smem=" << p.shared_bytes << " RF=" << p.race_factor << (p.race_factor_estimated ? "(inspected)" : "")
     << " batches=" << p.batches << " K=" << p.blocks_per_histogram << " private=" << p.thread_private << " cluster=" << p.cluster
     << " partials=" << p.block_partials << " split=" << p.split << " partitioned=" << p.partitioned << " ahead=" << p.load_ahead
-    << " | kernel=" << r.kernel << " side_by_side=" << r.side_by_side << " rows=" << r.rows;
-  if (!r.count.empty()) s << " | count: " << r.count;
+    << " | kernel=" << p.kernel.name() << " side_by_side=" << p.side_by_side << " rows=" << p.partial_rows;
+  if (p.bucket_count) s << " | count: " << p.bucket_count->describe() + " " + p.bucket_count->kernel.name();
   s << " | " << p.describe();
   return s.str();
 }
@@ -551,9 +289,9 @@ std::vector<std::string> table(const std::vector<std::pair<std::string, device_p
   std::vector<std::string> lines;
   for (const auto& [gpu, props] : devices) {
     const fake_device d{props};
-    for (const call& c : single_calls()) lines.push_back(gpu + " hist " + c.name + " : " + outcome([&] { return legacy_single(d, c, c.n, c.H); }));
-    for (const call& c : batched_calls()) lines.push_back(gpu + " hist_batched " + c.name + " : " + outcome([&] { return legacy_batched(d, c); }));
-    for (const fused_call& c : fused_calls()) lines.push_back(gpu + " hist_fused " + c.name + " : " + outcome([&] { return legacy_fused(d, c); }));
+    for (const call& c : single_calls()) lines.push_back(gpu + " hist " + c.name + " : " + outcome([&] { return planned(d, c); }));
+    for (const call& c : batched_calls()) lines.push_back(gpu + " hist_batched " + c.name + " : " + outcome([&] { return planned(d, c); }));
+    for (const fused_call& c : fused_calls()) lines.push_back(gpu + " hist_fused " + c.name + " : " + outcome([&] { return planned_fused(d, c); }));
   }
   return lines;
 }

@@ -250,14 +250,10 @@ __device__ __forceinline__ void atomic_update(typename Op::value_type* p, int* l
   }
 }
 
-// Warp-level combining of equal bins (a pre-reduction before the atomics, for CAS and locks,
-// where same-bin updates from one warp serialise and retry): the lanes of `mask` whose key equals
-// this lane's are its peers; after the call the lowest peer (the leader) holds the operator's
-// combination of all their values. A tree over the peers' ranks, log2(peers) rounds of
-// shuffles; a warp without repeated keys leaves after one vote.
+// Lane src's value of v, for the lanes of `mask` (values of whole 4-byte words).
 template <class V>
 __device__ __forceinline__ V shuffle_value(unsigned mask, const V& v, int src) {
-  static_assert(sizeof(V) % 4 == 0, "warp combining shuffles 4-byte words");
+  static_assert(sizeof(V) % 4 == 0, "shuffle_value moves 4-byte words");
   unsigned int w[sizeof(V) / 4];
   __builtin_memcpy(w, &v, sizeof(V));
 #pragma unroll
@@ -266,29 +262,6 @@ __device__ __forceinline__ V shuffle_value(unsigned mask, const V& v, int src) {
   __builtin_memcpy(&r, w, sizeof(V));
   return r;
 }
-
-template <class Op, class V>
-__device__ __forceinline__ V combine_peers(unsigned mask, unsigned peers, V v) {
-  const unsigned lane = threadIdx.x & 31;
-  unsigned above = lane == 31 ? 0u : peers & (~0u << (lane + 1));  // peers of higher lanes
-  unsigned rank = __popc(peers & ((1u << lane) - 1));               // peers below this lane
-  // Round r: each surviving peer of even rank absorbs the next surviving peer; odd ranks drop out.
-  while (__any_sync(mask, above != 0)) {
-    const V other = shuffle_value(mask, v, above ? __ffs(above) - 1 : int(lane));
-    const bool absorbed = rank & 1;
-    if (above && !absorbed) v = Op{}(v, other);
-    const unsigned gone = __ballot_sync(mask, absorbed);
-    above = absorbed ? 0u : above & ~gone;
-    rank >>= 1;
-  }
-  return v;
-}
-
-// Whether warp combining can apply to operator Op with atomic kind K: hardware atomics gain
-// nothing from it, and the shuffles move 4-byte words.
-template <atomic_kind K, class Op>
-inline constexpr bool combinable = K != atomic_kind::hdw && !is_elementwise<Op>::value &&
-                                   sizeof(typename Op::value_type) % 4 == 0;
 
 // Whether kind K can update Op's values: hdw only where the trait says so, cas for 4/8-byte
 // units, xcg always.

@@ -1,123 +1,11 @@
-// How hist maps a histogram onto the GPU (SC20 sections III-C, III-D, V-A): the shared-memory
-// strategy (M sub-histograms per block, S passes over chunks of Hchk bins, eqs. 1-3), the
-// global-memory strategy (sub-histograms sized to the L2 cache, eqs. 4-6, with the race factor RF
-// from a sampling inspector), and the switch between them. Every constant of the models lives in
-// hist_tuning below with the reason for its value.
+// The constants of hist's models and kernels (SC20 eqs. 1-6 and the H100 re-fits), each with the
+// reason for its value. The measurements behind them are in docs/tuning/hist.md.
 #pragma once
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <string>
-#include <string_view>
-
-#include "core/context.hpp"
-#include "core/hist/update.hpp"
 
 namespace soac {
-
-enum class hist_strategy { automatic, shared, global };
-enum class hist_toggle { automatic, on, off };
-
-std::string_view to_string(hist_strategy);
-std::string_view to_string(atomic_kind);
-std::string_view to_string(hist_toggle);
-hist_toggle parse_hist_toggle(std::string_view);  // throws usage_error
-hist_strategy parse_hist_strategy(std::string_view);  // throws usage_error
-atomic_kind parse_atomic_kind(std::string_view);      // throws usage_error
-
-struct hist_options {
-  hist_strategy strategy = hist_strategy::automatic;
-  int multi = 0;             // M, sub-histograms (per block for shared); 0: from the model
-  int passes = 0;            // S, passes over chunks of bins; 0: from the model (or from M)
-  double race_factor = 0;    // RF when known; 0: the inspector estimates it (global strategy only)
-  bool force_atomic = false; // use `atomic` instead of the trait's choice (cas or xcg only)
-  atomic_kind atomic = atomic_kind::xcg;
-  // Combine same-bin updates within a warp before the atomic (CAS and lock kinds; hardware
-  // atomics never combine). automatic: see hist_tuning::warp_combine_default.
-  hist_toggle warp_combine = hist_toggle::automatic;
-  // Shared memory with one sub-histogram per thread (M = the block size, sized to fit), updated
-  // with plain reads and writes instead of atomics. automatic: see hist_tuning::private_min_threads.
-  hist_toggle thread_private = hist_toggle::automatic;
-  // Shared strategy: blocks per thread-block cluster (sm_90 and later) that fold their
-  // sub-histograms together through distributed shared memory before the fold into the
-  // destination, so the destination takes one update per cluster instead of one per block.
-  // 0: the model (see hist_tuning::cluster_note), 1: none. Plain atomic updates
-  // only (not thread-private or warp-combined ones), and only where the grid can be whole
-  // clusters that are all resident at once; the plan says what ran.
-  int cluster = 0;
-  // Shared strategy, a single histogram: blocks (or clusters) write their results to rows of a
-  // temporary array with plain stores (passes side by side, their chunks of one row per part of
-  // the input), and a second kernel reduces the rows into the destination, instead of folding
-  // each bin into it with the kind's atomic. automatic: see
-  // hist_tuning::partials_for_cas. Plain atomic updates only (as cluster).
-  hist_toggle block_partials = hist_toggle::automatic;
-  // Shared strategy, sm_90 and later: the blocks of a cluster of this many (2-16) hold one
-  // histogram together, each a slice of H / split bins in its shared memory, and update each
-  // other's slices through distributed shared memory, so histograms up to split times larger than
-  // one block's shared memory stay in one pass. 0: the model (see hist_tuning::split_note), 1:
-  // never. Hardware and CAS kinds only; batched histograms split only where they fall back to one
-  // flattened histogram.
-  int split = 0;
-  // Partitioned multi-pass (the cuda backend): instead of reading the input once per chunk of
-  // bins, one pass writes every in-range update, as (bin within its chunk, value), into the
-  // bucket of its chunk; then each block folds a contiguous part of the bucketed updates into
-  // shared copies of the chunks its part spans. automatic: see hist_tuning::partition_note. Not
-  // for locks (XCG).
-  hist_toggle partition = hist_toggle::automatic;
-  // Shared strategy: threads per block (a multiple of 32); 0: hist_tuning::shared_block.
-  int block = 0;
-  // Shared strategy: each step's loads are issued before the previous step's updates (software
-  // pipelining), so a thread keeps loads in flight while it updates. automatic: see
-  // hist_tuning::load_ahead_note.
-  hist_toggle load_ahead = hist_toggle::automatic;
-};
-
-// Applies one `key=value` setting to options (throws usage_error naming the key and what it
-// takes). Keys: strategy (auto/shared/global), M, S, RF, atomic (hdw/cas/xcg: forces it),
-// combine, private, partials, partition, ahead (auto/on/off), cluster, split, block.
-void set_hist_option(hist_options& options, std::string_view key, std::string_view value);
-// Comma-separated settings, e.g. "strategy=shared,M=1,S=2", applied to `base`.
-hist_options parse_hist_options(std::string_view settings, hist_options base = {});
-
-// Throws usage_error for options no backend accepts (negative M, S or RF, a cluster size other
-// than 0, 1, 2, 4 or 8).
-void check_hist_options(const hist_options& options);
-
-// What a call chose; returned so callers can report it (--verbose, JSON, Table I).
-struct hist_plan {
-  hist_strategy strategy = hist_strategy::shared;
-  atomic_kind atomic = atomic_kind::hdw;
-  std::int64_t n = 0, bins = 0;   // input elements, H
-  int multi = 1;                  // M
-  int model_multi = 1;            // M as eqs. 1-3 / 4-6 give it (multi rounds it for the layout)
-  int passes = 1;                 // S
-  std::int64_t chunk = 0;         // Hchk
-  std::int64_t coop = 0;          // C: threads sharing one sub-histogram
-  int block_threads = 0;
-  int blocks_per_sm = 0;          // shared: resident blocks per SM the plan runs (0: as many as fit)
-  std::int64_t grid = 0;
-  int items_per_thread = 1;
-  // Shared CAS: each block samples its first elements and takes items_wide elements per step
-  // instead of items_per_thread where few threads share a bin (cas_sample_wide); 0: no sample.
-  int items_wide = 0;
-  std::size_t shared_bytes = 0;   // dynamic shared memory per block
-  double race_factor = 0;         // RF used by the global model (0: not needed)
-  bool race_factor_estimated = false;
-  std::int64_t batches = 1;       // Nout for batched histograms
-  std::int64_t blocks_per_histogram = 0;  // K (batched shared strategy)
-  bool warp_combine = false;      // same-bin updates of a warp combined before the atomic
-  bool thread_private = false;    // shared: one sub-histogram per thread, no atomics (M = block)
-  int cluster = 1;                // shared: blocks per cluster folding through distributed shared memory
-  bool block_partials = false;    // shared: block results reduced from a temporary array, not atomics
-  int split = 1;                  // shared: blocks per cluster holding one histogram together (1: none)
-  bool partitioned = false;       // shared: updates bucketed by chunk first (S buckets of Hchk bins)
-  bool load_ahead = false;        // shared: each step's loads issued before the previous step's updates
-  bool host = false;              // ran on the host backend (per-thread sub-histograms)
-  int host_threads = 0;
-  std::string describe() const;
-};
 
 namespace hist_tuning {
 // Block sizes of the paper (Fig 7): 1024 for shared memory (largest block, most threads sharing a
@@ -132,6 +20,8 @@ inline constexpr int items_per_thread = 8;
 // are mostly one L2 read each, and two per thread measured 6-10% faster than eight on the H100
 // (argmax, 50M elements, every H; 24-bit saturated add, which writes, lost 8% at RF = 63).
 inline constexpr int global_items_per_thread_tolerant = 2;
+// hist_fused: elements per thread per step, each a load of both histograms' updates.
+inline constexpr int fused_items_per_thread = 4;
 // Shared strategy, plain CAS updates: elements per thread per step. Loads in flight make more
 // compare-and-swaps meet on contended bins, where they fail and retry; where few threads share
 // each bin, two loads in flight are faster. So operators that write on most updates take
@@ -205,17 +95,6 @@ inline constexpr std::size_t hdw_one_block_bytes = 32 * 1024;
 // random bins in contiguous copies cost more than the few copies the rounding gives up, except
 // for CAS (see plan_hist_shared), where the copies matter more.
 inline constexpr int warp_size = 32;
-// Warp combining (match_any + a shuffle tree) before CAS and lock updates, when options leave it
-// to the model. Measured on the H100 (soac bench hist, 50M elements), it only costs: in shared
-// memory (24-bit saturated add H = 31 RF = 63: 1108 us combined vs 228 us plain; argmax H = 127
-// RF = 1: 696 vs 245 us: the interleaved copies already remove the same-bin conflicts it targets)
-// and, since the global kernel runs one tile per thread, in global memory too (argmax 48K RF = 63
-// 637 vs 339 us, RF = 1 596 vs 480 us; saturated add 196K RF = 63 2381 vs 2128 us, RF = 1 within
-// 1%). (With one balanced part per resident block it had made global argmax 1.7-2.4x faster.)
-// Those shared runs took eight elements per step and folded with CAS loops; with one element per
-// step and block partials, as the plain updates run, it still lost (saturated add RF = 63: 505
-// 391 vs 211 us, 2K 490 vs 225, 12K 557 vs 230, 48K 578 vs 295; RF = 1 2K 490 vs 126).
-inline constexpr bool warp_combine_default = false;
 // Thread-private shared sub-histograms (M = block threads, one copy per thread): no two threads
 // share a copy, so updates are a plain read, the operator and a write; the interleaved layout
 // keeps a warp on 32 banks. Blocks shrink to the copies that fit (H = 31 at 4 bytes: 2 blocks of
@@ -340,58 +219,5 @@ inline constexpr bool partials_for_cas = true;
 inline constexpr int inspector_max_groups = 2;
 inline constexpr std::int64_t inspector_sample_divisor = 256;
 }  // namespace hist_tuning
-
-// Whether a shared CAS block whose first `sampled` in-range elements fell in `distinct` different
-// bins takes wide steps (hist_tuning::cas_wide_bins_per_sharer): uniform draws from A bins are
-// expected to hit A * (1 - exp(-sampled / A)) distinct ones, so more than that for A = the bar
-// means more bins in use than the bar. No in-range sample says nothing: contended steps.
-SOAC_HD inline bool cas_sample_wide(int sampled, int distinct, int sharers) {
-  if (sampled <= 0) return false;
-  const double bar = hist_tuning::cas_wide_bins_per_sharer * double(sharers > 1 ? sharers : 1);
-  return double(distinct) > bar * (1.0 - exp(-double(sampled) / bar));
-}
-
-// The shared-memory model (eqs. 1-3 with footnote 7): M, S, Hchk and the launch shape for a
-// histogram of `bins` bins of el_bytes each. options.multi / options.passes override the model;
-// a forced shape that cannot fit throws usage_error.
-// u: the operator's contention tolerance (0: none declared); one of at least a block's threads
-// gives one sub-histogram per block (and no clusters).
-hist_plan plan_hist_shared(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                           atomic_kind kind, const hist_options& options, double u = 0);
-// The split shared strategy (hist_options::split): clusters of `split` blocks, one 1024-thread
-// block per slice of ceil(H / split) bins. Throws usage_error where the slice does not fit.
-hist_plan plan_hist_split(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                          atomic_kind kind, int split, const hist_options& options);
-// The global-memory model (eqs. 4-6) for race factor rf.
-// u > 0 replaces the kind's contention tolerance (hist_tuning::u_hdw / u_other).
-hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                           atomic_kind kind, double rf, const hist_options& options, double u = 0);
-// The partitioned multi-pass strategy (hist_options::partition): S buckets of Hchk bins, each
-// the largest that two 1024-thread blocks per SM hold in shared memory, and the shared model's M
-// for Hchk bins. Throws usage_error for locks, more than hist_tuning::partition_max_buckets
-// buckets, or 2^31 updates or more (`updates` = n times the updates per element).
-hist_plan plan_hist_partition(const device_properties& props, std::int64_t n, std::int64_t updates, std::int64_t bins,
-                              std::size_t el_bytes, atomic_kind kind, const hist_options& options, double u = 0);
-// Device memory the partitioned strategy takes besides the histogram: the bucketed updates
-// (4 bytes of bin and value_bytes of value each) and the partial rows.
-std::size_t partition_temp_bytes(const hist_plan& plan, std::int64_t updates, std::size_t value_bytes,
-                                 std::int64_t sm_count);
-
-// The whole choice: shared unless its S exceeds the kind's threshold (V-A), or as forced.
-// `inspect` is called only when the global model needs RF and options.race_factor is 0.
-// updates_per_element: the K of f's bin_values (the partitioned strategy counts updates).
-hist_plan plan_hist(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
-                    atomic_kind kind, const hist_options& options, const std::function<double()>& inspect, double u = 0,
-                    int updates_per_element = 1);
-
-// u: the operator's contention tolerance, as for plan_hist_shared.
-int max_shared_passes(atomic_kind kind, double u = 0);
-
-// Inspector sampling: how many groups of `group` consecutive elements to sample.
-struct inspector_shape {
-  std::int64_t group = 0;
-  int groups = 0;
-};
-inspector_shape plan_inspector(std::int64_t n, std::int64_t bins);
 
 }  // namespace soac
