@@ -137,8 +137,7 @@ inline constexpr bool has_predicated_red = [] {
 // a 32-bit shared address (unsigned), or a pointer to global memory (whose generic address is its
 // global one). Written as `if (pred) atomicAdd(...)`, each update became a branch around the
 // atomic inside a convergence region (BSSY, BRA, BSYNC: about 4 more instructions per update),
-// which mattered where one 1024-thread block per SM is issue-bound: under ncu on the H100 (int add,
-// 48K bins, 50M elements, loads ahead) 53.3M -> 43.5M instructions, 84.1 -> 83.8 us in the bench.
+// which mattered where one 1024-thread block per SM is issue-bound (docs/tuning/hist.md, atomics).
 template <class Op, class Address>
 __device__ __forceinline__ void predicated_red(Address at, const typename Op::value_type& v, bool pred) {
   using V = typename Op::value_type;
@@ -175,10 +174,8 @@ __device__ __forceinline__ void predicated_red(Address at, const typename Op::va
 //
 // The loop is written as a do-while with one exit test after the compare-and-swap: written with
 // two early returns, NVVM rotated it (the first combine peeled off, an exit branch right after
-// the CAS), and that form ran 1.45x slower on the H100 (24-bit saturated add, 2K bins in shared
-// memory: 317 vs 218 us for the same instructions per iteration). Backing off after a failed
-// compare-and-swap (__nanosleep of 30 / 200 ns) made contended bins far slower: H100, saturated
-// add, 2K bins, RF = 63: 646 / 940 vs 224 us.
+// the CAS), and that form ran 1.45x slower on the H100. Backing off after a failed
+// compare-and-swap (__nanosleep) made contended bins far slower (docs/tuning/hist.md, atomics).
 template <class Op, class V>
 __device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "CAS atomics need a 4- or 8-byte value");
@@ -199,9 +196,7 @@ __device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
 // system-scope ordering a volatile load carries. Operators that declare a contention tolerance
 // (most updates lose and leave without writing: arg_max) read through L1 instead (ld.global.ca):
 // a stale L1 copy that already absorbs v spares the L2 round trip, and one that does not only
-// costs the failed compare-and-swap that fetches the bin. Measured on the H100 (argmax over 50M
-// elements, global M = 1, L2 vs L1 reads): RF = 1 48K 421 -> 326 us, 196K 443 -> 427, 1.5M
-// level (560); RF = 63 48K 287 -> 215, 196K 266 -> 219, 1.5M 385 -> 361. Operators that write on
+// costs the failed compare-and-swap that fetches the bin (docs/tuning/hist.md, atomics). Operators that write on
 // most updates keep the L2 read: a stale value there is a failed compare-and-swap every time.
 template <class Op, class V>
 __device__ __forceinline__ word_of<V> cas_first_read(const V* p) {

@@ -62,9 +62,8 @@ __device__ __forceinline__ void apply_updates(const R& r, typename Op::value_typ
 
 // The updates of a tile of Items results. With EarlyReads (global-memory sub-histograms) the CAS
 // first read of every bin is issued before any compare-and-swap loop runs, so a thread waits for
-// one round of L2 reads instead of one per update: measured on the H100, argmax at M=1 went from
-// 1.29 to 0.71 ms. In shared memory the reads are cheap and reading early only makes them stale
-// under contention (24-bit saturated add, H=31: 0.22 ms read per update, 0.64 ms read early).
+// one round of L2 reads instead of one per update. In shared memory the reads are cheap and reading
+// early only makes them stale under contention (docs/tuning/hist.md, launch-level choices).
 template <atomic_kind K, class Op, bool EarlyReads, update_mode Mode, bool Shared, class R, int Items>
 __device__ __forceinline__ void apply_tile_updates(const R (&r)[Items], typename Op::value_type* sub, int* locks,
                                                    std::int64_t off, std::int64_t limit, std::int64_t stride) {
@@ -131,13 +130,9 @@ __device__ __forceinline__ unsigned warp_lanes() {
 // where the loads are the bottleneck: the loop runs by warp (its bounds are the warp's first
 // element) and the warp meets at __syncwarp after every step. Left to themselves, the lanes whose
 // compare-and-swap succeeded run ahead of those that retry, and the warp's next loads go out lane
-// group by lane group, each group requesting the same sectors again: under ncu on the H100 (24-bit
-// saturated add, 24K bins, RF = 63, one bucket) the partitioned strategy's bucket kernel requested
-// 86M sectors for 12.5M and read 1.5 GB from DRAM for 400 MB of bucketed updates, 858 us; by warp,
-// 12.5M sectors, 400 MB, 575 us. Not for the shared kernel (for_part): its input stays in L2
-// (39M sectors for 6.25M, 206 MB from DRAM), and lanes left to run apart are twice as fast there
-// (260 vs 538 us; 525 with each step's loads issued before the previous step's updates). The
-// bucket kernel with loads issued ahead took 645 us.
+// group by lane group, each group requesting the same sectors again (the bucket kernel read DRAM
+// several times over). Not for the shared kernel (for_part): its input stays in L2, and lanes left
+// to run apart are faster there (docs/tuning/hist.md, partition).
 // load(i) gives element i's result; apply takes a tile's results as an array, then single ones.
 template <int Items, class I, class Load, class Apply>
 __device__ __forceinline__ void warp_steps(I lo, I hi, Load&& load, Apply&& apply) {
@@ -315,11 +310,7 @@ __device__ __forceinline__ void fold_into(typename Op::value_type* at, int* lock
 // (the parts of one pass end together) start at different places: block `turn` of `turns` begins
 // turn / turns of the way in and wraps around, so their atomics do not meet on the same
 // addresses. 32-bit positions and the wrap as two loops: with 64-bit ones and a wrap per bin, the
-// loop took ~23 instructions per bin (H100, int add, one 48K-bin block per SM: 43.5M -> 41.7M
-// instructions in all, 83.8 -> 82.9 us).
-// (Measured and not kept: CAS taking a thread's bins eight at a time, first reads and first
-// compare-and-swaps all in flight together, was slower on the H100: 24-bit saturated add, one
-// 48K-bin copy per block, 539 vs 396 us.)
+// loop took ~23 instructions per bin (docs/tuning/hist.md, launch-level choices).
 template <atomic_kind K, class Op, class Value>
 __device__ __forceinline__ void fold_range(typename Op::value_type* out, int* out_locks, std::int64_t lo, std::int64_t hi,
                                            std::int64_t turn, std::int64_t turns, Value&& value) {

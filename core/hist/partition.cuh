@@ -69,9 +69,7 @@ struct bucket_digit {
   __device__ __forceinline__ std::uint32_t Digit(std::uint32_t key) const { return key >> 24; }
 };
 // Elements per thread of the partition kernel: partition_updates updates per thread. Few, so that
-// the kernel stays near 40 registers and six blocks share an SM: measured on the H100 (24-bit
-// saturated add, 393K bins, 16 buckets, 50M elements, under ncu), 256 threads with 4 / 8 / 16
-// updates 424 / 562 / 719 us, 512 threads with 4 463 us, 1024 with 2 618 us.
+// the kernel stays near 40 registers and six blocks share an SM (docs/tuning/hist.md, partition).
 inline constexpr int partition_updates = 4;
 template <class F>
 constexpr int partition_elements() {

@@ -156,12 +156,9 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   } else {
     s = model(L_k, k);
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
-    // run one block per SM with all of it. This holds for CAS too, with block partials and one
-    // element per step (hist_tuning::shared_items_cas_contended): measured on the H100 (24-bit saturated
-    // add, 50M elements), two blocks vs one block per SM with twice the copies: RF = 1 505 141 vs
-    // 188 us, 2K 144 vs 196, 24K 154 vs 202; RF = 63 6K 242 vs 310, 24K 246 vs 317, but 505 303 vs
-    // 288. (Folding every block into the destination with compare-and-swap loops, two blocks per
-    // SM had measured 2x slower.) HDW also beyond a small histogram (hist_tuning::hdw_one_block_bytes).
+    // run one block per SM with all of it; this holds for CAS too, with block partials and one
+    // element per step (docs/tuning/hist.md, footnote 7 for CAS). HDW also beyond a small
+    // histogram (hist_tuning::hdw_one_block_bytes).
     const bool large_hdw = kind == atomic_kind::hdw && std::size_t(s.M * s.chunk) * el > hist_tuning::hdw_one_block_bytes;
     if (k > 1 && (s.S > 1 || large_hdw)) s = model(L_1, 1);
   }
