@@ -252,8 +252,7 @@ class hist_app final : public app {
   std::vector<std::string> variants() const override { return {"auto", "shared", "global", "lock", "private", "atomic-shared", "partitioned", "unpartitioned"}; }
   std::vector<std::string> bench_presets() const override { return {"fig7"}; }
   std::string variant_settings() const override {
-    return "strategy=auto|shared|global, M=N, S=N, RF=X, atomic=hdw|cas|xcg, private|partials|partition|ahead="
-           "auto|on|off, cluster=N, split=N, block=THREADS (e.g. shared,M=1,S=2)";
+    return hist_settings_text() + " (e.g. shared,M=1,S=2)";
   }
 
   // The bench parameter `variants` split at ';' ("none" and "" give none).

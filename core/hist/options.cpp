@@ -3,65 +3,18 @@
 #include <charconv>
 #include <initializer_list>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/hist/tuning.hpp"
 
 namespace soac {
 
-std::string_view to_string(hist_strategy s) {
-  switch (s) {
-    case hist_strategy::automatic: return "auto";
-    case hist_strategy::shared: return "shared";
-    case hist_strategy::global: return "global";
-  }
-  return "?";
-}
-
-std::string_view to_string(atomic_kind k) {
-  switch (k) {
-    case atomic_kind::hdw: return "hdw";
-    case atomic_kind::cas: return "cas";
-    case atomic_kind::xcg: return "xcg";
-  }
-  return "?";
-}
-
-std::string_view to_string(hist_toggle t) {
-  switch (t) {
-    case hist_toggle::automatic: return "auto";
-    case hist_toggle::on: return "on";
-    case hist_toggle::off: return "off";
-  }
-  return "?";
-}
-
 namespace {
-// The value among `values` whose to_string is s; a usage error naming `what` and the choices
-// otherwise.
-template <class E>
-E parse_choice(std::string_view s, std::initializer_list<E> values, const char* what) {
-  std::string choices;
-  for (auto v : values) {
-    if (s == to_string(v)) return v;
-    choices += (choices.empty() ? "" : ", ") + std::string(to_string(v));
-  }
-  throw usage_error("unknown " + std::string(what) + " '" + std::string(s) + "' (expected " + choices + ")");
-}
-}  // namespace
+constexpr enum_name<hist_strategy> strategy_names[] = {
+    {hist_strategy::automatic, "auto"}, {hist_strategy::shared, "shared"}, {hist_strategy::global, "global"}};
+constexpr enum_name<atomic_kind> atomic_names[] = {{atomic_kind::hdw, "hdw"}, {atomic_kind::cas, "cas"}, {atomic_kind::xcg, "xcg"}};
+constexpr enum_name<hist_toggle> toggle_names[] = {{hist_toggle::automatic, "auto"}, {hist_toggle::on, "on"}, {hist_toggle::off, "off"}};
 
-hist_toggle parse_hist_toggle(std::string_view s) {
-  return parse_choice(s, {hist_toggle::automatic, hist_toggle::on, hist_toggle::off}, "setting");
-}
-
-hist_strategy parse_hist_strategy(std::string_view s) {
-  return parse_choice(s, {hist_strategy::automatic, hist_strategy::shared, hist_strategy::global}, "hist strategy");
-}
-
-atomic_kind parse_atomic_kind(std::string_view s) {
-  return parse_choice(s, {atomic_kind::hdw, atomic_kind::cas, atomic_kind::xcg}, "atomic kind");
-}
-
-namespace {
 int int_setting(std::string_view key, std::string_view value) {
   int v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
@@ -69,39 +22,67 @@ int int_setting(std::string_view key, std::string_view value) {
     throw usage_error("hist: setting " + std::string(key) + " takes a whole number in [0, 2147483647], not '" + std::string(value) + "'");
   return v;
 }
+
+hist_toggle toggle_setting(std::string_view key, std::string_view value) {
+  for (const auto& t : toggle_names)
+    if (t.name == value) return t.value;
+  throw usage_error("hist: setting " + std::string(key) + " takes " + names_text<hist_toggle>(toggle_names) + ", not '" +
+                    std::string(value) + "'");
+}
+
+// The settings `KEY=VALUE` of parse_hist_options, once: the parser, its error and the help text
+// (hist_settings_text) all read this table.
+struct setting_key {
+  std::string_view key, takes;
+  void (*set)(hist_options&, std::string_view key, std::string_view value);
+};
+constexpr setting_key setting_keys[] = {
+    {"strategy", "auto|shared|global", [](hist_options& o, std::string_view, std::string_view v) { o.strategy = parse_hist_strategy(v); }},
+    {"M", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.multi = int_setting(k, v); }},
+    {"S", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.passes = int_setting(k, v); }},
+    {"RF", "X",
+     [](hist_options& o, std::string_view, std::string_view v) {
+       double x = 0;
+       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+       if (ec != std::errc() || end != v.data() + v.size() || !(x >= 0))
+         throw usage_error("hist: setting RF takes a number >= 0, not '" + std::string(v) + "'");
+       o.race_factor = x;
+     }},
+    {"atomic", "hdw|cas|xcg",
+     [](hist_options& o, std::string_view, std::string_view v) {
+       o.force_atomic = true;
+       o.atomic = parse_atomic_kind(v);
+     }},
+    {"private", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.thread_private = toggle_setting(k, v); }},
+    {"partials", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.block_partials = toggle_setting(k, v); }},
+    {"partition", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.partition = toggle_setting(k, v); }},
+    {"ahead", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.load_ahead = toggle_setting(k, v); }},
+    {"cluster", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.cluster = int_setting(k, v); }},
+    {"split", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.split = int_setting(k, v); }},
+    {"block", "THREADS", [](hist_options& o, std::string_view k, std::string_view v) { o.block = int_setting(k, v); }},
+};
 }  // namespace
 
-namespace {
-hist_toggle toggle_setting(std::string_view key, std::string_view value) {
-  if (value == "auto" || value == "on" || value == "off") return parse_hist_toggle(value);
-  throw usage_error("hist: setting " + std::string(key) + " takes auto, on or off, not '" + std::string(value) + "'");
-}
-}  // namespace
+std::string_view to_string(hist_strategy s) { return name_of<hist_strategy>(strategy_names, s); }
+std::string_view to_string(atomic_kind k) { return name_of<atomic_kind>(atomic_names, k); }
+std::string_view to_string(hist_toggle t) { return name_of<hist_toggle>(toggle_names, t); }
+hist_toggle parse_hist_toggle(std::string_view s) { return parse_name<hist_toggle>(toggle_names, s, "setting"); }
+hist_strategy parse_hist_strategy(std::string_view s) { return parse_name<hist_strategy>(strategy_names, s, "hist strategy"); }
+atomic_kind parse_atomic_kind(std::string_view s) { return parse_name<atomic_kind>(atomic_names, s, "atomic kind"); }
 
 void set_hist_option(hist_options& o, std::string_view key, std::string_view value) {
-  if (key == "strategy") o.strategy = parse_hist_strategy(value);
-  else if (key == "M") o.multi = int_setting(key, value);
-  else if (key == "S") o.passes = int_setting(key, value);
-  else if (key == "RF") {
-    double v = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0))
-      throw usage_error("hist: setting RF takes a number >= 0, not '" + std::string(value) + "'");
-    o.race_factor = v;
-  } else if (key == "atomic") {
-    o.force_atomic = true;
-    o.atomic = parse_atomic_kind(value);
-  } else if (key == "private") o.thread_private = toggle_setting(key, value);
-  else if (key == "partials") o.block_partials = toggle_setting(key, value);
-  else if (key == "partition") o.partition = toggle_setting(key, value);
-  else if (key == "ahead") o.load_ahead = toggle_setting(key, value);
-  else if (key == "cluster") o.cluster = int_setting(key, value);
-  else if (key == "split") o.split = int_setting(key, value);
-  else if (key == "block") o.block = int_setting(key, value);
-  else
-    throw usage_error("hist: unknown setting '" + std::string(key) +
-                      "' (settings: strategy, M, S, RF, atomic, private, partials, partition, ahead, cluster, "
-                      "split, block)");
+  std::string keys;
+  for (const auto& k : setting_keys) {
+    if (k.key == key) return k.set(o, key, value);
+    keys += (keys.empty() ? "" : ", ") + std::string(k.key);
+  }
+  throw usage_error("hist: unknown setting '" + std::string(key) + "' (settings: " + keys + ")");
+}
+
+std::string hist_settings_text() {
+  std::string out;
+  for (const auto& k : setting_keys) out += (out.empty() ? "" : ", ") + std::string(k.key) + "=" + std::string(k.takes);
+  return out;
 }
 
 hist_options parse_hist_options(std::string_view settings, hist_options o) {

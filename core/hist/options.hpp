@@ -65,9 +65,9 @@ struct hist_options {
 };
 
 // Applies one `key=value` setting to options (throws usage_error naming the key and what it
-// takes). Keys: strategy (auto/shared/global), M, S, RF, atomic (hdw/cas/xcg: forces it),
-// private, partials, partition, ahead (auto/on/off), cluster, split, block.
+// takes); hist_settings_text() lists the keys: "strategy=auto|shared|global, M=N, ...".
 void set_hist_option(hist_options& options, std::string_view key, std::string_view value);
+std::string hist_settings_text();
 // Comma-separated settings, e.g. "strategy=shared,M=1,S=2", applied to `base`.
 hist_options parse_hist_options(std::string_view settings, hist_options base = {});
 
