@@ -12,7 +12,7 @@
 
 #include "apps/app.hpp"
 #include "core/error.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 
 namespace soac::apps {
 
@@ -96,8 +96,7 @@ std::vector<bench_input<Input>> preset_inputs(const app& a, const bench_request&
   return out;
 }
 
-inline constexpr const char* hist_variant_settings =
-    "after a variant's name, hist settings: strategy=auto|shared|global, M=N, S=N, RF=X, combine|private|partials|"
-    "partition|ahead=auto|on|off, cluster=N, split=N, block=THREADS (e.g. NAME,strategy=global)";
+inline const std::string hist_variant_settings =
+    "after a variant's name, hist settings: " + hist_settings_text() + " (e.g. NAME,strategy=global)";
 
 }  // namespace soac::apps

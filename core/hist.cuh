@@ -13,7 +13,7 @@
 // The atomic used follows from the operator (soac::hist_atomic<Op>, core/hist/update.hpp):
 // hardware atomics, CAS, or a lock per bin; soac::elementwise<Op, D> gives vector bins updated
 // element by element. The strategy (shared or global memory), M and S follow from the models of
-// core/hist/strategy.hpp unless hist_options forces them; the returned plan says what ran.
+// core/hist/plan.hpp unless hist_options forces them; the returned plan says what ran.
 //
 //   // A byte histogram, 4 updates per 32-bit word, counted in int32 bins:
 //   soac::hist(ctx, n_words, [=] __host__ __device__ (std::int64_t i) {
@@ -41,10 +41,10 @@
 #include "core/buffer.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
-#include "core/hist/cuda.cuh"
+#include "core/hist/dispatch.cuh"
 #include "core/hist/fused.cuh"
 #include "core/hist/host.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 #include "core/hist/update.hpp"
 
 namespace soac {

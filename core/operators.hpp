@@ -83,8 +83,7 @@ struct arg_max {
   static constexpr bool commutative = true;
   // For hist's global model (hist_tuning::u): once a bin holds a large value most updates lose
   // and leave after one read, so threads sharing a sub-histogram barely contend. Large enough for
-  // one sub-histogram at any RF (measured on the H100, 50M elements, 48K bins, RF = 63: M = 1
-  // 296 us, the M = 4 that u = 64 gave 330 us), which also spares the RF inspector.
+  // one sub-histogram at any RF (docs/tuning/hist.md), which also spares the RF inspector.
   static constexpr double hist_contention_tolerance = 1e9;
   SOAC_HD static constexpr value_type identity() {
     return {cuda::std::numeric_limits<T>::lowest(), cuda::std::numeric_limits<I>::max()};

@@ -8,7 +8,7 @@
 
 #include "apps/app.hpp"
 #include "apps/bfs/bfs.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 #include "fuzz/common.hpp"
 
 using namespace soac;

@@ -57,10 +57,6 @@ std::vector<hist_options> strategies() {
     r.passes = p;
     return r;
   };
-  auto combined = [](hist_options r) {
-    r.warp_combine = hist_toggle::on;
-    return r;
-  };
   auto exclusive = [](hist_options r) {
     r.thread_private = hist_toggle::on;
     return r;
@@ -85,8 +81,7 @@ std::vector<hist_options> strategies() {
     r.load_ahead = t;
     return r;
   };
-  // M = 32 and 64 run the interleaved shared layout; warp combining (off by default) is forced on
-  // for CAS and locks (hardware atomics ignore it); thread-private copies (no atomics) are forced
+  // M = 32 and 64 run the interleaved shared layout; thread-private copies (no atomics) are forced
   // for every kind (refused where a copy per thread does not fit); shared shapes also run in
   // clusters of 2-8 blocks (contiguous, interleaved, multi-pass side by side; thread-private
   // blocks ask for clusters and fold without them); block partials are forced on (one pass, with
@@ -99,8 +94,6 @@ std::vector<hist_options> strategies() {
           o(hist_strategy::shared, 7, 0),   o(hist_strategy::shared, 0, 3), o(hist_strategy::shared, 4, 2),
           o(hist_strategy::shared, 32, 0),  o(hist_strategy::shared, 64, 2), o(hist_strategy::global, 0, 0),
           o(hist_strategy::global, 1, 1),   o(hist_strategy::global, 5, 3),
-          combined(o(hist_strategy::shared, 0, 0)), combined(o(hist_strategy::global, 1, 1)),
-          combined(o(hist_strategy::global, 5, 3)),
           exclusive(o(hist_strategy::shared, 0, 0)),
           clustered(o(hist_strategy::shared, 0, 0), 2), clustered(o(hist_strategy::shared, 32, 0), 4),
           clustered(o(hist_strategy::shared, 4, 2), 2), clustered(o(hist_strategy::shared, 1, 3), 8),
@@ -901,17 +894,7 @@ TEST(HistModel, InspectorIsSkippedWhenRfCannotChangeThePlan) {
   EXPECT_FALSE(g.race_factor_estimated);
 }
 
-TEST(HistModel, WarpCombiningFollowsTheStrategyUnlessForced) {
-  const auto p = rtx2080ti();
-  EXPECT_FALSE(plan_hist_shared(p, N50M, 127, 4, atomic_kind::cas, {}).warp_combine);
-  EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, {}).warp_combine);
-  EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::hdw, 1.0, {}).warp_combine);  // never for hdw
-  hist_options on, off;
-  on.warp_combine = hist_toggle::on;
-  off.warp_combine = hist_toggle::off;
-  EXPECT_TRUE(plan_hist_shared(p, N50M, 127, 4, atomic_kind::xcg, on).warp_combine);
-  EXPECT_FALSE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, off).warp_combine);
-  EXPECT_TRUE(plan_hist_global(p, N50M, 1 << 20, 4, atomic_kind::cas, 1.0, on).warp_combine);
+TEST(HistModel, TogglesParse) {
   EXPECT_EQ(parse_hist_toggle("on"), hist_toggle::on);
   EXPECT_THROW(parse_hist_toggle("maybe"), usage_error);
 }
@@ -960,12 +943,11 @@ TEST(HistModel, SettingsParseIntoOptions) {
   EXPECT_EQ(o.block_partials, hist_toggle::off);
   EXPECT_EQ(o.cluster, 2);
   EXPECT_EQ(o.block, 768);
-  const hist_options forced = parse_hist_options("atomic=xcg,split=4,partition=off,combine=on,private=off");
+  const hist_options forced = parse_hist_options("atomic=xcg,split=4,partition=off,private=off");
   EXPECT_TRUE(forced.force_atomic);
   EXPECT_EQ(forced.atomic, atomic_kind::xcg);
   EXPECT_EQ(forced.split, 4);
   EXPECT_EQ(forced.partition, hist_toggle::off);
-  EXPECT_EQ(forced.warp_combine, hist_toggle::on);
   EXPECT_EQ(forced.thread_private, hist_toggle::off);
   // Settings apply on top of a base; none leave it as it was.
   hist_options base;

@@ -126,10 +126,6 @@ void fill_identity(context& ctx, span<typename Op::value_type> h) {
 hist_options named_options(const std::string& variant) {
   hist_options o;
   if (variant == "auto") return o;
-  if (variant == "combined" || variant == "uncombined") {
-    o.warp_combine = variant == "combined" ? hist_toggle::on : hist_toggle::off;
-    return o;
-  }
   if (variant == "private" || variant == "atomic-shared") {
     o.thread_private = variant == "private" ? hist_toggle::on : hist_toggle::off;
     return o;
@@ -210,7 +206,7 @@ void with_op(const std::string& op, F&& f) {
 
 nlohmann::json plan_json(const hist_plan& p) {
   return {{"strategy", std::string(to_string(p.strategy))}, {"atomic", std::string(to_string(p.atomic))},
-          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"warp_combine", p.warp_combine}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"partitioned", p.partitioned}, {"load_ahead", p.load_ahead}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
+          {"M", p.multi}, {"M_model", p.model_multi}, {"S", p.passes}, {"thread_private", p.thread_private}, {"cluster", p.cluster}, {"block_partials", p.block_partials}, {"partitioned", p.partitioned}, {"load_ahead", p.load_ahead}, {"Hchk", p.chunk}, {"C", p.coop}, {"grid", p.grid}, {"blocks_per_sm", p.blocks_per_sm},
           {"block", p.block_threads}, {"items_per_thread", p.items_per_thread}, {"shared_bytes", p.shared_bytes},
           {"RF", p.race_factor}, {"RF_estimated", p.race_factor_estimated}, {"host", p.host},
           {"describe", p.describe()}};
@@ -256,10 +252,8 @@ class hist_app final : public app {
                    {"table2", "Table II: N = 50M, every H and RF, auto and baselines only", p(N, 0, 0, "all", 0)},
                    {"tiny", "N = 20000, H = 127, RF = 63, argmax (tests)", p(20'000, 127, 63, "xcg", 1)}};
     }
-    a.variants = {"auto", "shared", "global", "lock", "combined", "uncombined", "private", "atomic-shared", "partitioned", "unpartitioned"};
-    a.variant_settings = "strategy=auto|shared|global, M=N, S=N, RF=X, atomic=hdw|cas|xcg, combine|private|partials|partition|ahead="
-                         "auto|on|off, cluster=N, split=N, block=THREADS (e.g. shared,M=1,S=2)";
-    // ---- bench
+    a.variants = {"auto", "shared", "global", "lock", "private", "atomic-shared", "partitioned", "unpartitioned"};
+    a.variant_settings = hist_settings_text() + " (e.g. shared,M=1,S=2)";
     a.scales_over_devices = true;
     a.bench_presets = {"fig7"};
     return a;
@@ -592,14 +586,6 @@ class hist_app final : public app {
     if (!s.variants.empty()) {
       for (const auto& v : variant_list(s)) soac_variant("soac " + v, options_for(v));
       return;
-    }
-    if constexpr (!is_hdw) {
-      // Warp combining (off by default, see hist_tuning::warp_combine_default), forced both ways.
-      hist_options on, off;
-      on.warp_combine = hist_toggle::on;
-      off.warp_combine = hist_toggle::off;
-      soac_variant("soac auto, warp combine on", on);
-      soac_variant("soac auto, warp combine off", off);
     }
     if (H <= private_sweep_max) {
       // Thread-private shared copies (no atomics) forced both ways, where one copy per thread fits.

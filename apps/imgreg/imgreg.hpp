@@ -28,7 +28,7 @@
 #include "core/context.hpp"
 #include "core/fast_divide.hpp"
 #include "core/hd.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 #include "datasets/image.hpp"
 #include "validate/imgreg.hpp"
 

@@ -137,8 +137,7 @@ inline constexpr bool has_predicated_red = [] {
 // a 32-bit shared address (unsigned), or a pointer to global memory (whose generic address is its
 // global one). Written as `if (pred) atomicAdd(...)`, each update became a branch around the
 // atomic inside a convergence region (BSSY, BRA, BSYNC: about 4 more instructions per update),
-// which mattered where one 1024-thread block per SM is issue-bound: under ncu on the H100 (int add,
-// 48K bins, 50M elements, loads ahead) 53.3M -> 43.5M instructions, 84.1 -> 83.8 us in the bench.
+// which mattered where one 1024-thread block per SM is issue-bound (docs/tuning/hist.md, atomics).
 template <class Op, class Address>
 __device__ __forceinline__ void predicated_red(Address at, const typename Op::value_type& v, bool pred) {
   using V = typename Op::value_type;
@@ -175,10 +174,8 @@ __device__ __forceinline__ void predicated_red(Address at, const typename Op::va
 //
 // The loop is written as a do-while with one exit test after the compare-and-swap: written with
 // two early returns, NVVM rotated it (the first combine peeled off, an exit branch right after
-// the CAS), and that form ran 1.45x slower on the H100 (24-bit saturated add, 2K bins in shared
-// memory: 317 vs 218 us for the same instructions per iteration). Backing off after a failed
-// compare-and-swap (__nanosleep of 30 / 200 ns) made contended bins far slower: H100, saturated
-// add, 2K bins, RF = 63: 646 / 940 vs 224 us.
+// the CAS), and that form ran 1.45x slower on the H100. Backing off after a failed
+// compare-and-swap (__nanosleep) made contended bins far slower (docs/tuning/hist.md, atomics).
 template <class Op, class V>
 __device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8, "CAS atomics need a 4- or 8-byte value");
@@ -199,9 +196,7 @@ __device__ __forceinline__ void cas_update_from(V* p, word_of<V> old, V v) {
 // system-scope ordering a volatile load carries. Operators that declare a contention tolerance
 // (most updates lose and leave without writing: arg_max) read through L1 instead (ld.global.ca):
 // a stale L1 copy that already absorbs v spares the L2 round trip, and one that does not only
-// costs the failed compare-and-swap that fetches the bin. Measured on the H100 (argmax over 50M
-// elements, global M = 1, L2 vs L1 reads): RF = 1 48K 421 -> 326 us, 196K 443 -> 427, 1.5M
-// level (560); RF = 63 48K 287 -> 215, 196K 266 -> 219, 1.5M 385 -> 361. Operators that write on
+// costs the failed compare-and-swap that fetches the bin (docs/tuning/hist.md, atomics). Operators that write on
 // most updates keep the L2 read: a stale value there is a failed compare-and-swap every time.
 template <class Op, class V>
 __device__ __forceinline__ word_of<V> cas_first_read(const V* p) {
@@ -250,14 +245,10 @@ __device__ __forceinline__ void atomic_update(typename Op::value_type* p, int* l
   }
 }
 
-// Warp-level combining of equal bins (a pre-reduction before the atomics, for CAS and locks,
-// where same-bin updates from one warp serialise and retry): the lanes of `mask` whose key equals
-// this lane's are its peers; after the call the lowest peer (the leader) holds the operator's
-// combination of all their values. A tree over the peers' ranks, log2(peers) rounds of
-// shuffles; a warp without repeated keys leaves after one vote.
+// Lane src's value of v, for the lanes of `mask` (values of whole 4-byte words).
 template <class V>
 __device__ __forceinline__ V shuffle_value(unsigned mask, const V& v, int src) {
-  static_assert(sizeof(V) % 4 == 0, "warp combining shuffles 4-byte words");
+  static_assert(sizeof(V) % 4 == 0, "shuffle_value moves 4-byte words");
   unsigned int w[sizeof(V) / 4];
   __builtin_memcpy(w, &v, sizeof(V));
 #pragma unroll
@@ -266,29 +257,6 @@ __device__ __forceinline__ V shuffle_value(unsigned mask, const V& v, int src) {
   __builtin_memcpy(&r, w, sizeof(V));
   return r;
 }
-
-template <class Op, class V>
-__device__ __forceinline__ V combine_peers(unsigned mask, unsigned peers, V v) {
-  const unsigned lane = threadIdx.x & 31;
-  unsigned above = lane == 31 ? 0u : peers & (~0u << (lane + 1));  // peers of higher lanes
-  unsigned rank = __popc(peers & ((1u << lane) - 1));               // peers below this lane
-  // Round r: each surviving peer of even rank absorbs the next surviving peer; odd ranks drop out.
-  while (__any_sync(mask, above != 0)) {
-    const V other = shuffle_value(mask, v, above ? __ffs(above) - 1 : int(lane));
-    const bool absorbed = rank & 1;
-    if (above && !absorbed) v = Op{}(v, other);
-    const unsigned gone = __ballot_sync(mask, absorbed);
-    above = absorbed ? 0u : above & ~gone;
-    rank >>= 1;
-  }
-  return v;
-}
-
-// Whether warp combining can apply to operator Op with atomic kind K: hardware atomics gain
-// nothing from it, and the shuffles move 4-byte words.
-template <atomic_kind K, class Op>
-inline constexpr bool combinable = K != atomic_kind::hdw && !is_elementwise<Op>::value &&
-                                   sizeof(typename Op::value_type) % 4 == 0;
 
 // Whether kind K can update Op's values: hdw only where the trait says so, cas for 4/8-byte
 // units, xcg always.

@@ -16,8 +16,8 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/hist/atomics.cuh"
-#include "core/hist/cuda.cuh"
-#include "core/hist/strategy.hpp"
+#include "core/hist/block.cuh"
+#include "core/hist/plan.hpp"
 #include "core/hist/update.hpp"
 #include "core/launch.cuh"
 
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
   }
   A* ma = Shared ? sa + (threadIdx.x % M) * Ha : ha;
   B* mb = Shared ? sb + (threadIdx.x % M) * Hb : hb;
-  constexpr int items = 4;
+  constexpr int items = hist_tuning::fused_items_per_thread;
   using R = decltype(f(std::int64_t{0}));
   const std::int64_t tile = std::int64_t{blockDim.x} * items;
   for (std::int64_t base = std::int64_t{blockIdx.x} * tile + threadIdx.x; base < n; base += std::int64_t{gridDim.x} * tile) {
@@ -103,49 +103,28 @@ hist_plan hist_fused_cuda(context& ctx, const hist_options& options, std::int64_
   constexpr atomic_kind Ka = hist_atomic<OpA>::kind, Kb = hist_atomic<OpB>::kind;
   using A = typename OpA::value_type;
   using B = typename OpB::value_type;
+  constexpr bool lockless = Ka != atomic_kind::xcg && Kb != atomic_kind::xcg;
   ctx.activate();
-  const auto& p = ctx.props();
-  hist_plan plan;
-  plan.atomic = Ka == Kb ? Ka : atomic_kind::cas;
-  plan.n = n;
-  plan.bins = Ha + Hb;
-  plan.block_threads = hist_tuning::shared_block;
-  plan.items_per_thread = 4;
-  const std::size_t copy = std::size_t(Ha) * sizeof(A) + 16 + std::size_t(Hb) * sizeof(B);
-  const std::size_t limit = std::max(p.shared_per_block_optin, p.shared_per_block) - hist_tuning::shared_reserved_per_block;
-  const bool shared = Ka != atomic_kind::xcg && Kb != atomic_kind::xcg && copy <= limit &&
-                      options.strategy != hist_strategy::global;
-  if (options.strategy == hist_strategy::shared && !shared)
-    throw usage_error("hist_fused: the two histograms do not fit shared memory together (or need locks)");
-  if (n == 0 || Ha + Hb == 0) return plan;
-  // Eqs. 1-2 with one "bin" being a copy of both histograms; half the SM's memory (two blocks
-  // of 1024 threads) when that leaves room for one copy.
-  const std::size_t half = p.shared_per_sm / 2 - hist_tuning::shared_reserved_per_block;
-  const std::size_t L = copy <= half ? half : limit;
-  int M = 1;
-  if (shared) {
-    M = options.multi > 0 ? options.multi : int(std::clamp<std::size_t>(L / copy, 1, hist_tuning::shared_block));
-    M = std::min(M, hist_tuning::shared_block);
-  }
-  const std::size_t bytes = shared ? std::size_t(M) * copy : 0;
-  if (bytes > limit) throw usage_error("hist_fused: M=" + std::to_string(M) + " copies do not fit shared memory");
-  plan.strategy = shared ? hist_strategy::shared : hist_strategy::global;
-  plan.multi = M;
-  plan.chunk = Ha + Hb;
-  plan.shared_bytes = bytes;
+  // The planner's question: resident blocks of the shared or the global version.
+  hist_device device;
+  device.resident_blocks = [](const hist_kernel& k, int threads, std::size_t bytes) {
+    if constexpr (lockless)
+      if (k.fam == hist_kernel::family::fused_shared)
+        return resident_blocks(hist_fused_kernel<Ka, Kb, true, OpA, OpB, F>, threads, bytes, "hist_fused");
+    return resident_blocks(hist_fused_kernel<Ka, Kb, false, OpA, OpB, F>, threads, bytes, "hist_fused");
+  };
+  const hist_plan plan = plan_hist_fused(ctx.props(), device, {n, Ha, Hb, sizeof(A), sizeof(B), Ka, Kb}, options);
+  if (plan.kernel.fam == hist_kernel::family::none) return plan;
   hist_temp locks(ctx, (Ka == atomic_kind::xcg ? std::size_t(Ha) * 4 : 0) + (Kb == atomic_kind::xcg ? std::size_t(Hb) * 4 : 0));
   int* la = Ka == atomic_kind::xcg ? static_cast<int*>(locks.p) : nullptr;
   int* lb = Kb == atomic_kind::xcg ? static_cast<int*>(locks.p) + (la ? Ha : 0) : nullptr;
   if (locks.p) SOAC_CUDA_CHECK(cudaMemsetAsync(locks.p, 0, (la ? Ha * 4 : 0) + (lb ? Hb * 4 : 0), ctx.stream()));
   auto run = [&](auto kernel) {
-    const int per_sm = resident_blocks(kernel, plan.block_threads, bytes, "hist_fused");
-    plan.grid = std::clamp<std::int64_t>(ceil_div(n, std::int64_t(plan.block_threads) * plan.items_per_thread), 1,
-                                         std::int64_t(p.sm_count) * per_sm);
-    kernel<<<unsigned(plan.grid), plan.block_threads, bytes, ctx.stream()>>>(n, f, ha, Ha, la, hb, Hb, lb, M);
+    kernel<<<unsigned(plan.grid), plan.block_threads, plan.shared_bytes, ctx.stream()>>>(n, f, ha, Ha, la, hb, Hb, lb, plan.multi);
     SOAC_CHECK_LAUNCH("hist_fused_kernel");
   };
-  if (shared) {
-    if constexpr (Ka != atomic_kind::xcg && Kb != atomic_kind::xcg) run(hist_fused_kernel<Ka, Kb, true, OpA, OpB, F>);
+  if (plan.kernel.fam == hist_kernel::family::fused_shared) {
+    if constexpr (lockless) run(hist_fused_kernel<Ka, Kb, true, OpA, OpB, F>);
   } else {
     run(hist_fused_kernel<Ka, Kb, false, OpA, OpB, F>);
   }
@@ -185,7 +164,7 @@ hist_plan hist_fused(context& ctx, const hist_options& options, std::int64_t n, 
                      span<typename OpB::value_type> b, OpB) {
   static_assert(is_commutative_v<OpA> && is_commutative_v<OpB>, "hist_fused needs commutative operators");
   if (n < 0) throw usage_error("hist_fused: n must not be negative");
-  if (options.force_atomic) throw usage_error("hist_fused: forcing the atomic kind is not supported; specialise soac::hist_atomic");
+  check_hist_fused_options(options);
   const auto Ha = std::int64_t(a.size()), Hb = std::int64_t(b.size());
   if (ctx.is_cuda()) return detail::hist_fused_cuda<OpA, OpB>(ctx, options, n, f, a.data(), Ha, b.data(), Hb);
   hist_plan plan;

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 #include "core/multi/multi_context.hpp"
 #include "core/scatter.cuh"
 #include "core/segreduce/strategy.hpp"

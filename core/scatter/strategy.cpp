@@ -2,25 +2,22 @@
 
 #include <sstream>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace soac {
 
-std::string_view to_string(scatter_strategy s) {
-  switch (s) {
-    case scatter_strategy::automatic: return "auto";
-    case scatter_strategy::plain: return "plain";
-    case scatter_strategy::chunked: return "chunked";
-    case scatter_strategy::blocked: return "blocked";
-  }
-  return "?";
-}
+namespace {
+constexpr enum_name<scatter_strategy> strategy_names[] = {{scatter_strategy::automatic, "auto"},
+                                                          {scatter_strategy::plain, "plain"},
+                                                          {scatter_strategy::chunked, "chunked"},
+                                                          {scatter_strategy::blocked, "blocked"}};
+}  // namespace
+
+std::string_view to_string(scatter_strategy s) { return name_of<scatter_strategy>(strategy_names, s); }
 
 scatter_strategy parse_scatter_strategy(std::string_view s) {
-  for (auto v : {scatter_strategy::automatic, scatter_strategy::plain, scatter_strategy::chunked,
-                 scatter_strategy::blocked})
-    if (s == to_string(v)) return v;
-  throw usage_error("unknown scatter strategy '" + std::string(s) + "' (expected auto, plain, chunked or blocked)");
+  return parse_name<scatter_strategy>(strategy_names, s, "scatter strategy");
 }
 
 std::string scatter_plan::describe() const {

@@ -3,25 +3,22 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace soac {
 
-std::string_view to_string(segreduce_strategy s) {
-  switch (s) {
-    case segreduce_strategy::automatic: return "auto";
-    case segreduce_strategy::sequential: return "sequential";
-    case segreduce_strategy::large: return "large";
-    case segreduce_strategy::small: return "small";
-  }
-  return "?";
-}
+namespace {
+constexpr enum_name<segreduce_strategy> strategy_names[] = {{segreduce_strategy::automatic, "auto"},
+                                                            {segreduce_strategy::sequential, "sequential"},
+                                                            {segreduce_strategy::large, "large"},
+                                                            {segreduce_strategy::small, "small"}};
+}  // namespace
+
+std::string_view to_string(segreduce_strategy s) { return name_of<segreduce_strategy>(strategy_names, s); }
 
 segreduce_strategy parse_segreduce_strategy(std::string_view s) {
-  for (auto v : {segreduce_strategy::automatic, segreduce_strategy::sequential, segreduce_strategy::large,
-                 segreduce_strategy::small})
-    if (s == to_string(v)) return v;
-  throw usage_error("unknown segreduce strategy '" + std::string(s) + "' (expected auto, sequential, large or small)");
+  return parse_name<segreduce_strategy>(strategy_names, s, "segreduce strategy");
 }
 
 std::string segreduce_plan::describe() const {

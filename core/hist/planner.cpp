@@ -1,126 +1,13 @@
-#include "core/hist/strategy.hpp"
+#include "core/hist/plan.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <initializer_list>
 #include <limits>
 #include <sstream>
 
 #include "core/error.hpp"
 
 namespace soac {
-
-std::string_view to_string(hist_strategy s) {
-  switch (s) {
-    case hist_strategy::automatic: return "auto";
-    case hist_strategy::shared: return "shared";
-    case hist_strategy::global: return "global";
-  }
-  return "?";
-}
-
-std::string_view to_string(atomic_kind k) {
-  switch (k) {
-    case atomic_kind::hdw: return "hdw";
-    case atomic_kind::cas: return "cas";
-    case atomic_kind::xcg: return "xcg";
-  }
-  return "?";
-}
-
-std::string_view to_string(hist_toggle t) {
-  switch (t) {
-    case hist_toggle::automatic: return "auto";
-    case hist_toggle::on: return "on";
-    case hist_toggle::off: return "off";
-  }
-  return "?";
-}
-
-namespace {
-// The value among `values` whose to_string is s; a usage error naming `what` and the choices
-// otherwise.
-template <class E>
-E parse_choice(std::string_view s, std::initializer_list<E> values, const char* what) {
-  std::string choices;
-  for (auto v : values) {
-    if (s == to_string(v)) return v;
-    choices += (choices.empty() ? "" : ", ") + std::string(to_string(v));
-  }
-  throw usage_error("unknown " + std::string(what) + " '" + std::string(s) + "' (expected " + choices + ")");
-}
-}  // namespace
-
-hist_toggle parse_hist_toggle(std::string_view s) {
-  return parse_choice(s, {hist_toggle::automatic, hist_toggle::on, hist_toggle::off}, "setting");
-}
-
-hist_strategy parse_hist_strategy(std::string_view s) {
-  return parse_choice(s, {hist_strategy::automatic, hist_strategy::shared, hist_strategy::global}, "hist strategy");
-}
-
-atomic_kind parse_atomic_kind(std::string_view s) {
-  return parse_choice(s, {atomic_kind::hdw, atomic_kind::cas, atomic_kind::xcg}, "atomic kind");
-}
-
-namespace {
-int int_setting(std::string_view key, std::string_view value) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || end != value.data() + value.size() || v < 0)
-    throw usage_error("hist: setting " + std::string(key) + " takes a whole number in [0, 2147483647], not '" + std::string(value) + "'");
-  return v;
-}
-}  // namespace
-
-namespace {
-hist_toggle toggle_setting(std::string_view key, std::string_view value) {
-  if (value == "auto" || value == "on" || value == "off") return parse_hist_toggle(value);
-  throw usage_error("hist: setting " + std::string(key) + " takes auto, on or off, not '" + std::string(value) + "'");
-}
-}  // namespace
-
-void set_hist_option(hist_options& o, std::string_view key, std::string_view value) {
-  if (key == "strategy") o.strategy = parse_hist_strategy(value);
-  else if (key == "M") o.multi = int_setting(key, value);
-  else if (key == "S") o.passes = int_setting(key, value);
-  else if (key == "RF") {
-    double v = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0))
-      throw usage_error("hist: setting RF takes a number >= 0, not '" + std::string(value) + "'");
-    o.race_factor = v;
-  } else if (key == "atomic") {
-    o.force_atomic = true;
-    o.atomic = parse_atomic_kind(value);
-  } else if (key == "combine") o.warp_combine = toggle_setting(key, value);
-  else if (key == "private") o.thread_private = toggle_setting(key, value);
-  else if (key == "partials") o.block_partials = toggle_setting(key, value);
-  else if (key == "partition") o.partition = toggle_setting(key, value);
-  else if (key == "ahead") o.load_ahead = toggle_setting(key, value);
-  else if (key == "cluster") o.cluster = int_setting(key, value);
-  else if (key == "split") o.split = int_setting(key, value);
-  else if (key == "block") o.block = int_setting(key, value);
-  else
-    throw usage_error("hist: unknown setting '" + std::string(key) +
-                      "' (settings: strategy, M, S, RF, atomic, combine, private, partials, partition, ahead, cluster, "
-                      "split, block)");
-}
-
-hist_options parse_hist_options(std::string_view settings, hist_options o) {
-  while (!settings.empty()) {
-    const std::size_t comma = settings.find(',');
-    const std::string_view term = settings.substr(0, comma);
-    settings = comma == std::string_view::npos ? std::string_view{} : settings.substr(comma + 1);
-    const std::size_t eq = term.find('=');
-    if (eq == std::string_view::npos || eq == 0)
-      throw usage_error("hist: expected key=value in the settings, not '" + std::string(term) + "'");
-    set_hist_option(o, term.substr(0, eq), term.substr(eq + 1));
-  }
-  check_hist_options(o);
-  return o;
-}
 
 namespace {
 // An operator whose updates barely contend however many threads share a copy: a declared
@@ -136,19 +23,6 @@ int max_shared_passes(atomic_kind kind, double u) {
       return contention_tolerant(u) ? hist_tuning::max_shared_passes_cas_tolerant : hist_tuning::max_shared_passes_cas;
     default: return hist_tuning::max_shared_passes_xcg;
   }
-}
-
-void check_hist_options(const hist_options& o) {
-  if (o.multi < 0) throw usage_error("hist: M (multi) must be at least 1, or 0 for the model");
-  if (o.passes < 0) throw usage_error("hist: S (passes) must be at least 1, or 0 for the model");
-  if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
-  if (o.cluster < 0 || o.cluster > 8 || (o.cluster & (o.cluster - 1)) != 0)
-    throw usage_error("hist: the cluster size must be 1, 2, 4 or 8 blocks, or 0 for the model");
-  if (o.split < 0 || o.split > 16)
-    throw usage_error("hist: the split cluster size must be 1 to 16 blocks, or 0 for the model");
-  if (o.block < 0 || o.block % 32 != 0 || o.block > hist_tuning::shared_block)
-    throw usage_error("hist: the block size must be a multiple of 32 up to " + std::to_string(hist_tuning::shared_block) +
-                      " threads, or 0 for the default");
 }
 
 namespace {
@@ -181,12 +55,6 @@ int shared_cluster(const hist_options& o, bool tolerant, int per_sm) {
 bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
   if (o.block_partials != hist_toggle::automatic) return o.block_partials == hist_toggle::on;
   return hist_tuning::partials_for_cas && cas_that_writes(plan, tolerant);
-}
-
-bool wants_warp_combine(atomic_kind kind, const hist_options& o) {
-  if (kind == atomic_kind::hdw) return false;
-  if (o.warp_combine != hist_toggle::automatic) return o.warp_combine == hist_toggle::on;
-  return hist_tuning::warp_combine_default;
 }
 
 // Whether a shared plan of shared atomics with `per_sm` blocks per SM issues each step's loads
@@ -288,12 +156,9 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   } else {
     s = model(L_k, k);
     // Footnote 7: only when one sub-histogram does not fit the shared memory of k blocks per SM,
-    // run one block per SM with all of it. This holds for CAS too, with block partials and one
-    // element per step (hist_tuning::shared_items_cas_contended): measured on the H100 (24-bit saturated
-    // add, 50M elements), two blocks vs one block per SM with twice the copies: RF = 1 505 141 vs
-    // 188 us, 2K 144 vs 196, 24K 154 vs 202; RF = 63 6K 242 vs 310, 24K 246 vs 317, but 505 303 vs
-    // 288. (Folding every block into the destination with compare-and-swap loops, two blocks per
-    // SM had measured 2x slower.) HDW also beyond a small histogram (hist_tuning::hdw_one_block_bytes).
+    // run one block per SM with all of it; this holds for CAS too, with block partials and one
+    // element per step (docs/tuning/hist.md, footnote 7 for CAS). HDW also beyond a small
+    // histogram (hist_tuning::hdw_one_block_bytes).
     const bool large_hdw = kind == atomic_kind::hdw && std::size_t(s.M * s.chunk) * el > hist_tuning::hdw_one_block_bytes;
     if (k > 1 && (s.S > 1 || large_hdw)) s = model(L_1, 1);
   }
@@ -331,11 +196,9 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   const bool round = modelled && kind != atomic_kind::cas && s.M >= hist_tuning::warp_size;
   plan.multi = round ? int(s.M - s.M % hist_tuning::warp_size) : int(s.M);
   plan.passes = int(s.S);
-  plan.warp_combine = wants_warp_combine(kind, o);
-  // Plain CAS updates: fewer elements per step, for operators that write on most updates chosen
-  // by each block from a sample (hist_tuning::shared_items_cas_contended); warp-combined ones
-  // keep the default.
-  if (kind == atomic_kind::cas && !plan.warp_combine) {
+  // CAS updates: fewer elements per step, for operators that write on most updates chosen by
+  // each block from a sample (hist_tuning::shared_items_cas_contended).
+  if (kind == atomic_kind::cas) {
     if (tolerant) {
       plan.items_per_thread = s.per_sm > 1 ? hist_tuning::shared_items_cas_contended : hist_tuning::shared_items_cas_alone;
     } else {
@@ -351,7 +214,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * s.per_sm, ceil_div64(n, per_block)));
   plan.cluster = shared_cluster(o, tolerant, s.per_sm);
   plan.block_partials = shared_partials(o, plan, tolerant);
-  plan.load_ahead = !plan.warp_combine && shared_load_ahead(o, kind, tolerant, s.per_sm);
+  plan.load_ahead = shared_load_ahead(o, kind, tolerant, s.per_sm);
   return plan;
 }
 
@@ -475,7 +338,6 @@ hist_plan plan_hist_global(const device_properties& p, std::int64_t n, std::int6
   }
   plan.multi = plan.model_multi = int(std::min<std::int64_t>(M, std::int64_t(T)));
   plan.passes = int(S);
-  plan.warp_combine = wants_warp_combine(kind, o);
   plan.chunk = std::int64_t(chunk);
   plan.coop = std::int64_t(std::ceil(T / plan.multi));
   const std::int64_t per_block = std::int64_t(plan.block_threads) * plan.items_per_thread;
@@ -584,10 +446,329 @@ std::string hist_plan::describe() const {
     if (partitioned) s << ", updates partitioned into " << passes << " buckets of Hchk bins first";
     if (load_ahead) s << ", loads issued a step ahead";
   }
-  if (warp_combine) s << ", warp-combined";
   if (strategy == hist_strategy::global && race_factor > 0)
     s << ", RF=" << race_factor << (race_factor_estimated ? " (inspected)" : " (given)");
   if (batches > 1) s << ", " << batches << " histograms, K=" << blocks_per_histogram << " blocks each";
+  return s.str();
+}
+
+// ---- The launch shape: the model's plan fitted to the compiled kernel versions and to what the
+// device holds of them.
+namespace {
+
+// Elements per step of a version compiled for `per_thread`, for a functor of `per_element`
+// updates (hist_items in core/hist/block.cuh).
+int items_for(int per_thread, int per_element) { return std::max(1, per_thread / std::max(1, per_element)); }
+
+int resident(const hist_device& d, const hist_kernel& k, int threads, std::size_t bytes, const char* what) {
+  const int per_sm = d.resident_blocks(k, threads, bytes);
+  if (per_sm < 1)
+    throw resource_error(std::string(what) + ": the kernel cannot run with " + std::to_string(threads) + " threads and " +
+                         std::to_string(bytes) + " bytes of shared memory per block");
+  return per_sm;
+}
+
+hist_kernel version(hist_kernel::family fam, int per_thread, int per_element) {
+  hist_kernel k;
+  k.fam = fam;
+  k.per_thread = per_thread;
+  k.items = items_for(per_thread, per_element);
+  return k;
+}
+
+// The shared kernel's version, bytes, grid and folding for `batches` histograms of seg_len
+// elements (1: a single histogram, whose passes run side by side). Clusters need the version
+// with the cluster fold (see merge_block) where it keeps the blocks per SM, whole clusters per
+// histogram and pass, and every cluster of the grid (up to a full wave) resident at once: a shape
+// the GPCs cannot hold would leave SMs idle or run a second wave.
+// `as`: the functor flags of the version (hist_kernel::flat, counts).
+void shape_shared(const device_properties& p, const hist_device& d, hist_plan& plan, std::int64_t seg_len,
+                  std::int64_t batches, const hist_call& c, const hist_kernel& as) {
+  namespace t = hist_tuning;
+  const std::size_t count = std::size_t(plan.multi) * std::size_t(plan.chunk);
+  // Values, then (xcg sharing copies) the locks at the next 4-byte boundary, as the kernel lays
+  // them out.
+  const bool shared_locks = c.kind == atomic_kind::xcg && !plan.thread_private;
+  const std::size_t bytes = shared_locks ? ((count * c.value_bytes + 3) & ~std::size_t(3)) + count * 4 : count * c.value_bytes;
+  hist_kernel k;
+  if (plan.thread_private) {
+    const bool many = plan.items_per_thread > t::items_per_thread;
+    k = version(hist_kernel::family::shared, many ? t::private_items_per_thread : t::items_per_thread, c.per_element);
+    k.exclusive = true;
+    if (many) k.max_block = t::private_items_max_block;
+  } else if (c.kind == atomic_kind::cas) {
+    // The plan's elements per step: sampled per block, or fixed for contention-tolerant operators.
+    const bool alone = plan.items_wide == 0 && plan.items_per_thread == t::shared_items_cas_alone;
+    k = version(hist_kernel::family::shared, alone ? t::shared_items_cas_alone : t::shared_items_cas_contended, c.per_element);
+    if (plan.items_wide > 0) {
+      k.wide = items_for(t::shared_items_cas_wide, c.per_element);
+      k.ahead = plan.load_ahead;
+    }
+  } else {
+    k = version(hist_kernel::family::shared, t::items_per_thread, c.per_element);
+    k.ahead = plan.load_ahead;
+  }
+  k.flat = as.flat;
+  k.counts = as.counts;
+  if (plan.block_threads > k.max_block)
+    throw usage_error("hist: a block of " + std::to_string(plan.block_threads) + " threads for a kernel built for at most " +
+                      std::to_string(k.max_block));
+  plan.load_ahead = k.ahead;
+  plan.shared_bytes = bytes;
+  // As many blocks per SM as fit, up to the plan's.
+  const int fit = resident(d, k, plan.block_threads, bytes, "hist");
+  const int per_sm = plan.blocks_per_sm > 0 ? std::min(fit, plan.blocks_per_sm) : fit;
+  const std::int64_t resident_blocks = std::int64_t(p.sm_count) * per_sm;
+  // Passes side by side: the blocks of a group of passes share each part of the input
+  // (neighbouring block indices, so they run at the same time and all but one read it from L2)
+  // instead of reading all of it from DRAM once per pass.
+  const bool side = batches == 1 && plan.passes > 1;
+  const std::int64_t group = side ? std::min<std::int64_t>(plan.passes, resident_blocks) : 1;
+  // Blocks per pass of a single histogram; K blocks per histogram when batched (IV-C:
+  // K = ceil((T / B) / Nout)).
+  std::int64_t parts = 1;
+  if (batches == 1) {
+    parts = std::clamp<std::int64_t>(ceil_div64(seg_len, std::int64_t(plan.block_threads) * k.items), 1,
+                                     std::max<std::int64_t>(1, resident_blocks / group));
+  } else {
+    plan.blocks_per_histogram = std::max<std::int64_t>(1, ceil_div64(resident_blocks, batches));
+    if (plan.blocks_per_histogram * batches > std::numeric_limits<std::int32_t>::max())
+      throw usage_error("hist: too many batched histograms for one grid");
+  }
+  // Block partials need a single histogram (passes side by side write their chunks of a part's
+  // row); clusters and partials are for shared atomics, not thread-private copies.
+  int cluster = 1;
+  bool partials = false;
+  if (!plan.thread_private) {
+    partials = plan.block_partials && batches == 1;
+    const int cl = plan.cluster;
+    const bool whole = batches == 1 ? parts >= cl : plan.blocks_per_histogram % cl == 0;
+    hist_kernel fold = k;  // contended steps only (see hist_tuning::cluster_note)
+    fold.fam = hist_kernel::family::shared_fold;
+    fold.wide = 0;
+    fold.ahead = false;
+    if (cl > 1 && whole && d.resident_blocks(fold, plan.block_threads, bytes) >= per_sm) {
+      const std::int64_t grid = batches == 1 ? group * (parts - parts % cl) : plan.blocks_per_histogram * batches;
+      if (std::int64_t(d.resident_clusters(fold, plan.block_threads, bytes, cl)) * cl >= std::min(grid, resident_blocks)) {
+        cluster = cl;
+        k = fold;
+        plan.load_ahead = false;
+      }
+    }
+  }
+  plan.grid = batches == 1 ? group * (parts - parts % cluster) : plan.blocks_per_histogram * batches;
+  plan.cluster = cluster;
+  plan.block_partials = partials;
+  plan.items_per_thread = k.items;
+  plan.items_wide = cluster > 1 ? 0 : k.wide;
+  plan.kernel = k;
+  plan.side_by_side = group;
+  plan.partial_rows = partials ? plan.grid / group / cluster : 0;  // one per part (passes side by side share it)
+}
+
+// The global kernel: one tile per thread (the hardware hands blocks out in order, so the resident
+// warps work on a narrow window of the input), up to the largest gridDim.x.
+void shape_global(const hist_device& d, hist_plan& plan, const hist_call& c, const hist_kernel& as) {
+  namespace t = hist_tuning;
+  const bool tolerant = c.u() > 0;
+  plan.kernel = version(hist_kernel::family::global, tolerant ? t::global_items_per_thread_tolerant : t::items_per_thread,
+                        c.per_element);
+  plan.kernel.flat = as.flat;
+  plan.items_per_thread = plan.kernel.items;
+  resident(d, plan.kernel, plan.block_threads, 0, "hist");
+  plan.grid = std::clamp<std::int64_t>(ceil_div64(plan.n, std::int64_t(plan.block_threads) * plan.kernel.items), 1,
+                                       std::numeric_limits<std::int32_t>::max());
+}
+
+hist_kernel split_version(atomic_kind kind, int per_element, const hist_kernel& as) {
+  hist_kernel k = version(hist_kernel::family::split,
+                          kind == atomic_kind::hdw ? hist_tuning::items_per_thread : hist_tuning::split_items_cas, per_element);
+  k.flat = as.flat;
+  return k;
+}
+
+// Whether the device holds at least one cluster of the split plan's shape (the model's split
+// plans are CAS ones).
+bool split_fits(const hist_device& d, const hist_plan& plan, int per_element, const hist_kernel& as) {
+  const hist_kernel k = split_version(atomic_kind::cas, per_element, as);
+  resident(d, k, plan.block_threads, plan.shared_bytes, "hist");
+  return d.resident_clusters(k, plan.block_threads, plan.shared_bytes, plan.split) >= 1;
+}
+
+// The split kernel: one wave of whole clusters (a cluster's blocks must all be resident at once:
+// they wait for each other).
+void shape_split(const hist_device& d, hist_plan& plan, const hist_call& c, const hist_kernel& as) {
+  if (c.kind == atomic_kind::xcg) throw usage_error("hist: split histograms take hardware or CAS atomics, not locks");
+  plan.kernel = split_version(c.kind, c.per_element, as);
+  resident(d, plan.kernel, plan.block_threads, plan.shared_bytes, "hist");
+  const int clusters = d.resident_clusters(plan.kernel, plan.block_threads, plan.shared_bytes, plan.split);
+  if (clusters < 1)
+    throw resource_error("hist: no cluster of " + std::to_string(plan.split) + " blocks with " +
+                         std::to_string(plan.shared_bytes) + " bytes of shared memory each fits this device (see hist_options::split)");
+  plan.grid = std::int64_t(clusters) * plan.split;
+  plan.items_per_thread = plan.kernel.items;
+  plan.partial_rows = plan.block_partials ? clusters : 0;
+}
+
+// The partitioned strategy: the count of updates per bucket (an int histogram of S bins, planned
+// as any other), then the bucket kernel over every resident block. Compare-and-swap kinds take
+// the plan's narrow steps: a sample per bucket (as the shared kernel's) would need a second loop,
+// whose registers spill (see hist_bucket_kernel).
+void shape_partition(const device_properties& p, const hist_device& d, hist_plan& plan, const hist_call& c,
+                     const hist_kernel& as) {
+  namespace t = hist_tuning;
+  if (c.kind == atomic_kind::xcg) throw usage_error("hist: partitioned histograms take hardware or CAS atomics, not locks");
+  hist_call count{c.n, plan.passes, 0, atomic_kind::hdw, 4, 0, c.per_element};
+  hist_plan counted = plan_hist_shared(p, c.n, plan.passes, 4, atomic_kind::hdw, {});
+  hist_kernel counts = as;
+  counts.counts = true;
+  shape_shared(p, d, counted, c.n, 1, count, counts);
+  plan.bucket_count = std::make_shared<const hist_plan>(counted);
+  const int per_thread = c.kind == atomic_kind::cas
+                             ? (plan.items_per_thread == t::shared_items_cas_alone ? t::shared_items_cas_alone : t::shared_items_cas_contended)
+                             : t::items_per_thread;
+  plan.kernel = version(hist_kernel::family::bucket, per_thread, 1);  // per update, not per element
+  plan.kernel.flat = as.flat;
+  const std::size_t bytes = std::size_t(plan.multi) * std::size_t(plan.chunk) * c.value_bytes;
+  const int fit = resident(d, plan.kernel, plan.block_threads, bytes, "hist");
+  const int per_sm = plan.blocks_per_sm > 0 ? std::min(fit, plan.blocks_per_sm) : fit;
+  plan.grid = std::int64_t(p.sm_count) * per_sm;
+  plan.shared_bytes = bytes;
+  plan.items_per_thread = plan.kernel.items;
+  plan.items_wide = 0;
+  plan.partial_rows = plan.grid + plan.passes;
+}
+
+// A single histogram of n elements and H bins: the model's plan, then its launch shape.
+hist_plan plan_single(const device_properties& p, const hist_device& d, const hist_call& c, std::int64_t n, std::int64_t H,
+                      const hist_options& o, const std::function<double()>& inspect, const hist_kernel& as) {
+  const std::size_t el = c.el_bytes();
+  hist_plan plan = plan_hist(p, n, H, el, c.kind, o, inspect, c.u(), c.per_element);
+  if (n == 0 || H == 0) return plan;
+  if (plan.partitioned && o.partition == hist_toggle::automatic &&
+      partition_temp_bytes(plan, n * c.per_element, c.value_bytes, p.sm_count) > d.free_bytes() / 4 * 3) {
+    // The model's partitioned plan needs its bucketed updates in device memory: without room
+    // (a quarter of what is free kept back), the plan it would make otherwise.
+    hist_options whole = o;
+    whole.partition = hist_toggle::off;
+    plan = plan_hist(p, n, H, el, c.kind, whole, inspect, c.u(), c.per_element);
+  }
+  if (plan.split > 1 && o.split == 0 && !split_fits(d, plan, c.per_element, as)) {
+    // The model's split cluster does not fit this device: global memory, as for larger histograms.
+    hist_options global = o;
+    global.strategy = hist_strategy::global;
+    plan = plan_hist(p, n, H, el, c.kind, global, inspect, c.u(), c.per_element);
+  }
+  if (plan.partitioned) shape_partition(p, d, plan, c, as);
+  else if (plan.split > 1) shape_split(d, plan, c, as);
+  else if (plan.strategy == hist_strategy::shared) shape_shared(p, d, plan, n, 1, c, as);
+  else shape_global(d, plan, c, as);
+  return plan;
+}
+
+}  // namespace
+
+hist_plan plan_hist_launch(const device_properties& p, const hist_device& d, const hist_call& c, const hist_options& o,
+                           const std::function<double()>& inspect) {
+  check_hist_options(o);
+  if (c.batches <= 0) return plan_single(p, d, c, c.n, c.bins, o, inspect, {});
+  // Batched: K blocks per histogram when one histogram fits shared memory in one pass; otherwise
+  // one flattened Nout * H histogram.
+  const std::int64_t batches = c.batches, seg_len = c.n, H = c.bins;
+  if (o.strategy != hist_strategy::global && c.el_bytes() <= p.shared_per_block_optin) {
+    hist_options one = o;
+    // One pass per histogram (a forced thread-private shape is one pass by itself).
+    if (one.passes == 0 && one.thread_private != hist_toggle::on) one.passes = 1;
+    hist_plan plan;
+    bool fits = true;
+    try {
+      plan = plan_hist_shared(p, seg_len, H, c.el_bytes(), c.kind, one, c.u());
+    } catch (const usage_error&) {
+      if (o.strategy == hist_strategy::shared) throw;
+      fits = false;
+    }
+    if (fits && (plan.passes == 1 || o.strategy == hist_strategy::shared)) {
+      plan.batches = batches;
+      plan.n = batches * seg_len;
+      if (plan.n == 0 || H == 0) return plan;
+      shape_shared(p, d, plan, seg_len, batches, c, {});
+      return plan;
+    }
+  }
+  hist_kernel flat;
+  flat.flat = true;
+  hist_plan plan = plan_single(p, d, c, batches * seg_len, batches * H, o, inspect, flat);
+  plan.batches = batches;
+  plan.flattened = true;
+  return plan;
+}
+
+void check_hist_fused_options(const hist_options& o) {
+  check_hist_options(o);
+  // One pass over both histograms, one shape: strategy and M are all it can honour.
+  const bool others = o.passes > 0 || o.race_factor > 0 || o.force_atomic || o.thread_private != hist_toggle::automatic ||
+                      o.cluster > 0 || o.block_partials != hist_toggle::automatic || o.split > 0 ||
+                      o.partition != hist_toggle::automatic || o.block > 0 || o.load_ahead != hist_toggle::automatic;
+  if (others)
+    throw usage_error("hist_fused: of the hist options only strategy and M apply (forcing the atomic kind: specialise "
+                      "soac::hist_atomic); S, RF, private, cluster, partials, split, partition, block and ahead do not");
+}
+
+hist_plan plan_hist_fused(const device_properties& p, const hist_device& d, const hist_fused_call& c, const hist_options& o) {
+  check_hist_fused_options(o);
+  hist_plan plan;
+  plan.atomic = c.kind_a == c.kind_b ? c.kind_a : atomic_kind::cas;
+  plan.n = c.n;
+  plan.bins = c.bins_a + c.bins_b;
+  plan.block_threads = hist_tuning::shared_block;
+  plan.items_per_thread = hist_tuning::fused_items_per_thread;
+  const std::size_t copy = std::size_t(c.bins_a) * c.bytes_a + 16 + std::size_t(c.bins_b) * c.bytes_b;
+  const std::size_t limit = std::max(p.shared_per_block_optin, p.shared_per_block) - hist_tuning::shared_reserved_per_block;
+  const bool shared = c.kind_a != atomic_kind::xcg && c.kind_b != atomic_kind::xcg && copy <= limit &&
+                      o.strategy != hist_strategy::global;
+  if (o.strategy == hist_strategy::shared && !shared)
+    throw usage_error("hist_fused: the two histograms do not fit shared memory together (or need locks)");
+  if (c.n == 0 || c.bins_a + c.bins_b == 0) return plan;
+  // Eqs. 1-2 with one "bin" being a copy of both histograms; half the SM's memory (two blocks
+  // of 1024 threads) when that leaves room for one copy.
+  const std::size_t half = p.shared_per_sm / 2 - hist_tuning::shared_reserved_per_block;
+  const std::size_t L = copy <= half ? half : limit;
+  int M = 1;
+  if (shared) {
+    M = o.multi > 0 ? o.multi : int(std::clamp<std::size_t>(L / copy, 1, hist_tuning::shared_block));
+    M = std::min(M, hist_tuning::shared_block);
+  }
+  const std::size_t bytes = shared ? std::size_t(M) * copy : 0;
+  if (bytes > limit) throw usage_error("hist_fused: M=" + std::to_string(M) + " copies do not fit shared memory");
+  plan.strategy = shared ? hist_strategy::shared : hist_strategy::global;
+  plan.multi = M;
+  plan.chunk = c.bins_a + c.bins_b;
+  plan.shared_bytes = bytes;
+  plan.kernel.fam = shared ? hist_kernel::family::fused_shared : hist_kernel::family::fused_global;
+  plan.kernel.per_thread = plan.kernel.items = plan.items_per_thread;
+  const int per_sm = resident(d, plan.kernel, plan.block_threads, bytes, "hist_fused");
+  plan.grid = std::clamp<std::int64_t>(ceil_div64(c.n, std::int64_t(plan.block_threads) * plan.items_per_thread), 1,
+                                       std::int64_t(p.sm_count) * per_sm);
+  return plan;
+}
+
+std::string hist_kernel::name() const {
+  std::ostringstream s;
+  switch (fam) {
+    case family::none: return "none";
+    case family::fused_shared: return "fused<shared>";
+    case family::fused_global: return "fused<global>";
+    case family::shared: s << "shared"; break;
+    case family::shared_fold: s << "shared+fold"; break;
+    case family::split: s << "split"; break;
+    case family::bucket: s << "bucket"; break;
+    case family::global: s << "global"; break;
+  }
+  s << (exclusive ? "/private" : "") << "<items=" << items;
+  if (wide) s << ",wide=" << wide;
+  if (ahead) s << ",ahead";
+  if (max_block != 1024) s << ",max_block=" << max_block;
+  s << ">";
   return s.str();
 }
 
