@@ -132,7 +132,7 @@ hist_plan planned(const fake_device& d, const call& c) {
   hist_call hc;
   hc.n = c.n;
   hc.bins = c.H;
-  hc.batches = c.batches;
+  hc.batches = c.batches > 0 ? c.batches : -1;
   hc.kind = kind_of(c);
   hc.value_bytes = c.op.value_bytes;
   hc.tolerance = c.op.tolerance;
@@ -322,4 +322,20 @@ TEST(HistPlanGolden, EveryPlanAsBefore) {
   for (std::size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i] && ++differ <= 20) ADD_FAILURE() << "plan " << i << "\n  want " << want[i] << "\n  got  " << got[i];
   EXPECT_EQ(differ, 0) << "plans differ from " << golden_path();
+}
+
+// No histograms (hist_batched with zero batches) is an empty call, not one histogram of a
+// segment's elements: nothing to launch, whatever the segment length.
+TEST(HistPlan, ZeroBatchesLaunchNothing) {
+  const fake_device d{h100()};
+  for (std::int64_t seg_len : {std::int64_t(0), std::int64_t(10), std::int64_t(1) << 24}) {
+    hist_call c;
+    c.n = seg_len;
+    c.bins = 5;
+    c.batches = 0;
+    const hist_plan plan = plan_hist_launch(d.p, answers(d), c, {}, [] { return 1.0; });
+    EXPECT_EQ(plan.n, 0) << seg_len;
+    EXPECT_EQ(plan.kernel.fam, hist_kernel::family::none) << seg_len;
+    EXPECT_EQ(plan.grid, 0) << seg_len;
+  }
 }

@@ -94,7 +94,7 @@ SOAC_HD inline bool cas_sample_wide(int sampled, int distinct, int sharers) {
 // One call as the planner sees it: the sizes, and what the operator and the functor fix.
 struct hist_call {
   std::int64_t n = 0, bins = 0;  // elements (per histogram when batched) and H
-  std::int64_t batches = 0;      // hist_batched: that many histograms of n elements each; 0: one
+  std::int64_t batches = -1;     // hist_batched: that many histograms of n elements each (0: none); -1: one histogram
   atomic_kind kind = atomic_kind::hdw;  // as the call runs (the trait's or the forced one)
   std::size_t value_bytes = 4;   // sizeof the operator's value type
   double tolerance = 0;          // Op::hist_contention_tolerance where declared

@@ -671,7 +671,7 @@ hist_plan plan_single(const device_properties& p, const hist_device& d, const hi
 hist_plan plan_hist_launch(const device_properties& p, const hist_device& d, const hist_call& c, const hist_options& o,
                            const std::function<double()>& inspect) {
   check_hist_options(o);
-  if (c.batches <= 0) return plan_single(p, d, c, c.n, c.bins, o, inspect, {});
+  if (c.batches < 0) return plan_single(p, d, c, c.n, c.bins, o, inspect, {});
   // Batched: K blocks per histogram when one histogram fits shared memory in one pass; otherwise
   // one flattened Nout * H histogram.
   const std::int64_t batches = c.batches, seg_len = c.n, H = c.bins;
