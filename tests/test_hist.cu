@@ -58,27 +58,27 @@ std::vector<hist_options> strategies() {
     return r;
   };
   auto exclusive = [](hist_options r) {
-    r.thread_private = hist_toggle::on;
+    r.overrides.thread_private = hist_toggle::on;
     return r;
   };
   auto clustered = [](hist_options r, int c) {
-    r.cluster = c;
+    r.overrides.cluster = c;
     return r;
   };
   auto partials = [](hist_options r, hist_toggle t) {
-    r.block_partials = t;
+    r.overrides.block_partials = t;
     return r;
   };
   auto split = [](hist_options r, int c) {
-    r.split = c;
+    r.overrides.split = c;
     return r;
   };
   auto partitioned = [](hist_options r) {
-    r.partition = hist_toggle::on;
+    r.overrides.partition = hist_toggle::on;
     return r;
   };
   auto ahead = [](hist_options r, hist_toggle t) {
-    r.load_ahead = t;
+    r.overrides.load_ahead = t;
     return r;
   };
   // M = 32 and 64 run the interleaved shared layout; thread-private copies (no atomics) are forced
@@ -164,8 +164,8 @@ TEST_P(Hist, LoadsAheadCountEveryElementOnce) {
     for (std::int64_t H : {100, 49'152}) {
       const auto bins = random_bins(n, 0, H - 1, 90 + n);
       hist_options on;
-      on.load_ahead = hist_toggle::on;
-      on.thread_private = hist_toggle::off;  // the compare-and-swap kernels with loads ahead too
+      on.overrides.load_ahead = hist_toggle::on;
+      on.overrides.thread_private = hist_toggle::off;  // the compare-and-swap kernels with loads ahead too
       const auto ran_ahead = [](const hist_plan& p) { EXPECT_TRUE(p.host || p.load_ahead) << p.describe(); };
       check_all<plus<std::int32_t>>(ctx(), bins, std::vector<std::int32_t>(std::size_t(n), 1),
                                     std::vector<std::int32_t>(std::size_t(H), 0), exact<std::int32_t>, {on}, ran_ahead);
@@ -443,8 +443,8 @@ TEST_P(Hist, BatchedHistograms) {
     for (auto [s, cluster] : {std::pair{hist_strategy::automatic, 0}, {hist_strategy::automatic, 2}, {hist_strategy::global, 0}}) {
       hist_options o;
       o.strategy = s;
-      o.cluster = cluster;
-      o.block_partials = hist_toggle::on;  // batched histograms fold without them
+      o.overrides.cluster = cluster;
+      o.overrides.block_partials = hist_toggle::on;  // batched histograms fold without them
       buffer<std::int32_t> h(ctx(), std::span<const std::int32_t>(std::vector<std::int32_t>(expected.size(), 0)));
       const auto plan = hist_batched(ctx(), o, batches, seg, from_arrays<std::int32_t>{bd.data(), vd.data()}, h.view(), H,
                                      plus<std::int32_t>{});
@@ -508,7 +508,7 @@ TEST_P(Hist, BadOptionsAreUsageErrors) {
   EXPECT_THROW(hist(ctx(), hw, 10, f, h.view(), saturating_plus<std::int32_t, 24>{}), usage_error);
   EXPECT_THROW(hist_batched(ctx(), hist_options{}, 3, 4, f, h.view(), 4, plus<std::int32_t>{}), usage_error);
   hist_options odd;
-  odd.cluster = 3;
+  odd.overrides.cluster = 3;
   EXPECT_THROW(hist(ctx(), odd, 10, f, h.view(), plus<std::int32_t>{}), usage_error);
 }
 
@@ -526,7 +526,7 @@ TEST_P(Hist, ClustersRunWhereTheDeviceHasThem) {
   for (int c : {2, 4}) {
     hist_options o;
     o.strategy = hist_strategy::shared;
-    o.cluster = c;
+    o.overrides.cluster = c;
     buffer<std::uint32_t> h(ctx(), std::span<const std::uint32_t>(std::vector<std::uint32_t>(std::size_t(H), 0)));
     const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), saturating_plus<std::uint32_t, 24>{});
     EXPECT_EQ(plan.cluster, c) << plan.describe();
@@ -552,8 +552,8 @@ TEST_P(Hist, BlockPartialsRunWhenAsked) {
       hist_options o;
       o.strategy = hist_strategy::shared;
       o.passes = 1;
-      o.cluster = c;
-      o.block_partials = t;
+      o.overrides.cluster = c;
+      o.overrides.block_partials = t;
       buffer<std::uint32_t> h(ctx(), std::span<const std::uint32_t>(initial));
       const auto plan = hist(ctx(), o, n, from_arrays<std::uint32_t>{b.data(), v.data()}, h.view(), saturating_plus<std::uint32_t, 24>{});
       EXPECT_EQ(plan.block_partials, t == hist_toggle::on) << plan.describe();
@@ -575,7 +575,7 @@ TEST_P(Hist, SplitHistogramsRunThroughDistributedSharedMemory) {
   // (H / 2 four-byte bins or H / 4 eight-byte ones do not fit one block.)
   for (int c : {4, 8, 16}) {
     hist_options o;
-    o.split = c;
+    o.overrides.split = c;
     const auto ran_split = [c](const hist_plan& plan) { EXPECT_EQ(plan.split, c) << plan.describe(); };
     check_all<plus<u32>>(ctx(), bins, values, identity_histogram<plus<u32>>(H), exact<u32>, {o}, ran_split);
     check_all<saturating_plus<u32, 24>>(ctx(), bins, values, identity_histogram<saturating_plus<u32, 24>>(H), exact<u32>,
@@ -601,7 +601,7 @@ TEST_P(Hist, PartitionedBucketsAnyShape) {
   }
   const auto values = random_values<std::uint32_t>(n, 133, 0, 1 << 20);
   hist_options o;
-  o.partition = hist_toggle::on;
+  o.overrides.partition = hist_toggle::on;
   const auto ran_partitioned = [](const hist_plan& plan) {
     EXPECT_TRUE(plan.partitioned) << plan.describe();
     EXPECT_GT(plan.passes, 50) << plan.describe();
@@ -650,7 +650,7 @@ TEST(HistModel, SharedMemoryReproducesTableI) {
   const int hdw[][2] = {{396, 1}, {96, 1}, {24, 1}, {6, 1}, {2, 1}, {1, 1}, {1, 2}, {1, 4}};
   const int xcg[][2] = {{132, 1}, {32, 1}, {8, 1}, {2, 1}, {1, 2}, {1, 3}, {1, 6}, {1, 12}};
   hist_options paper;  // eqs. 1-3 as published: no thread-private shape
-  paper.thread_private = hist_toggle::off;
+  paper.overrides.thread_private = hist_toggle::off;
   for (int j = 0; j < 8; ++j) {
     // CAS follows the paper's rule exactly (HDW is capped on Hopper, see hdw_multi_bytes).
     const auto a = plan_hist_shared(p, N50M, H[j], 4, atomic_kind::cas, paper);
@@ -704,7 +704,7 @@ TEST(HistModel, SwitchesToGlobalMemoryOnPasses) {
   // shared, 786K (S = 14) splits over a cluster (see SplitForCasBeyondSharedPasses) and 1.5M goes
   // global; arg_max, whose tolerance makes global M = 1 cheap, leaves shared memory at S = 2 ...
   hist_options whole;
-  whole.partition = hist_toggle::off;
+  whole.overrides.partition = hist_toggle::off;
   const auto sat = [&](std::int64_t H, const hist_options& o) { return plan_hist(h100, N50M, H, 4, atomic_kind::cas, o, [] { return 1.0; }); };
   EXPECT_EQ(sat(147456, {}).strategy, hist_strategy::shared);
   EXPECT_EQ(sat(147456, {}).passes, 3);
@@ -737,7 +737,7 @@ TEST(HistModel, SplitForCasBeyondSharedPasses) {
   const device_properties p = h100();
   // (Partitions, which the model prefers for these, are off.)
   const auto planned = [&](std::int64_t H, atomic_kind k, std::size_t el, double u = 0, hist_options o = {}) {
-    if (o.partition == hist_toggle::automatic) o.partition = hist_toggle::off;
+    if (o.overrides.partition == hist_toggle::automatic) o.overrides.partition = hist_toggle::off;
     return plan_hist(p, N50M, H, el, k, o, {}, u);
   };
   const auto big = planned(786432, atomic_kind::cas, 4);
@@ -751,11 +751,11 @@ TEST(HistModel, SplitForCasBeyondSharedPasses) {
   EXPECT_EQ(planned(786432, atomic_kind::cas, 8, 1e9).split, 1);                     // contention-tolerant
   EXPECT_EQ(planned(786432, atomic_kind::hdw, 4).split, 1);
   hist_options no;
-  no.split = 1;
+  no.overrides.split = 1;
   EXPECT_EQ(planned(786432, atomic_kind::cas, 4, 0, no).strategy, hist_strategy::global);
   EXPECT_EQ(plan_hist(rtx2080ti(), N50M, 786432, 4, atomic_kind::cas, {}, {}).strategy, hist_strategy::global);
   hist_options four;
-  four.split = 4;
+  four.overrides.split = 4;
   const auto forced = planned(100000, atomic_kind::hdw, 4, 0, four);
   EXPECT_EQ(forced.split, 4);
   EXPECT_EQ(forced.chunk, 25000);
@@ -764,7 +764,7 @@ TEST(HistModel, SplitForCasBeyondSharedPasses) {
   EXPECT_THROW(planned(4'000'000, atomic_kind::cas, 4, 0, four), usage_error);  // a slice of 1M bins
   EXPECT_THROW(plan_hist(rtx2080ti(), N50M, 1000, 4, atomic_kind::cas, four, {}), usage_error);
   hist_options odd;
-  odd.split = 17;
+  odd.overrides.split = 17;
   EXPECT_THROW(planned(1000, atomic_kind::cas, 4, 0, odd), usage_error);
 }
 
@@ -773,7 +773,7 @@ TEST(HistModel, SplitForCasBeyondSharedPasses) {
 TEST(HistModel, PartitionedBucketsFitTwoBlocksPerSm) {
   const auto p = h100();
   hist_options on;
-  on.partition = hist_toggle::on;
+  on.overrides.partition = hist_toggle::on;
   // Saturated add: the contended CAS cap, 196 KiB for two blocks (99328 bytes each): 24832 bins.
   const hist_plan cas = plan_hist(p, N50M, 1572864, 4, atomic_kind::cas, on, {});
   EXPECT_TRUE(cas.partitioned);
@@ -819,10 +819,10 @@ TEST(HistModel, ClustersForTolerantOperatorsOrWhenForced) {
   EXPECT_EQ(h100_plan(24576, atomic_kind::cas, 8, {}, u).cluster, 1);  // one block per SM
   EXPECT_EQ(h100_plan(31, atomic_kind::cas, 8, {}, u).cluster, 1);     // thread-private copies
   hist_options none;
-  none.cluster = 1;
+  none.overrides.cluster = 1;
   EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 8, none, u).cluster, 1);
   hist_options four;
-  four.cluster = 4;
+  four.overrides.cluster = 4;
   EXPECT_EQ(h100_plan(49152, atomic_kind::hdw, 4, four).cluster, 4);
   EXPECT_EQ(h100_plan(2048, atomic_kind::cas, 4, four).cluster, 4);
 }
@@ -861,7 +861,7 @@ TEST(HistModel, BlockPartialsForCasThatWrites) {
   EXPECT_FALSE(h100_plan(12288, atomic_kind::cas, 8, u_argmax).block_partials);
   EXPECT_FALSE(h100_plan(49152, atomic_kind::hdw, 4).block_partials);
   hist_options on;
-  on.block_partials = hist_toggle::on;
+  on.overrides.block_partials = hist_toggle::on;
   EXPECT_TRUE(plan_hist_shared(h100(), N50M, 49152, 4, atomic_kind::hdw, on).block_partials);
 }
 
@@ -914,8 +914,8 @@ TEST(HistModel, LoadsAheadWhereOneBlockRunsPerSm) {
   EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::cas, {}).load_ahead);  // thread-private
   EXPECT_FALSE(plan_hist(p, N50M, 786432, 4, atomic_kind::cas, {}, [] { return 1.0; }).load_ahead);  // partitioned
   hist_options on, off;
-  on.load_ahead = hist_toggle::on;
-  off.load_ahead = hist_toggle::off;
+  on.overrides.load_ahead = hist_toggle::on;
+  off.overrides.load_ahead = hist_toggle::off;
   EXPECT_TRUE(plan_hist_shared(p, N50M, 2048, 4, atomic_kind::hdw, on).load_ahead);
   EXPECT_FALSE(plan_hist_shared(p, N50M, 49152, 4, atomic_kind::hdw, off).load_ahead);
 }
@@ -924,7 +924,7 @@ TEST(HistModel, ForcedBlockSizeShapesTheSharedPlan) {
   // hist_options::block: blocks of 768 threads, two per SM by threads, so the contended-CAS share
   // of shared memory (97 KiB) holds the same 12 copies of 2K bins, shared by 64 threads each.
   hist_options o;
-  o.block = 768;
+  o.overrides.block = 768;
   const hist_plan p = plan_hist_shared(h100(), N50M, 2048, 4, atomic_kind::cas, o);
   EXPECT_EQ(p.block_threads, 768);
   EXPECT_EQ(p.blocks_per_sm, 2);
@@ -939,16 +939,16 @@ TEST(HistModel, SettingsParseIntoOptions) {
   EXPECT_EQ(o.multi, 1);
   EXPECT_EQ(o.passes, 2);
   EXPECT_EQ(o.race_factor, 63.0);
-  EXPECT_EQ(o.load_ahead, hist_toggle::on);
-  EXPECT_EQ(o.block_partials, hist_toggle::off);
-  EXPECT_EQ(o.cluster, 2);
-  EXPECT_EQ(o.block, 768);
+  EXPECT_EQ(o.overrides.load_ahead, hist_toggle::on);
+  EXPECT_EQ(o.overrides.block_partials, hist_toggle::off);
+  EXPECT_EQ(o.overrides.cluster, 2);
+  EXPECT_EQ(o.overrides.block, 768);
   const hist_options forced = parse_hist_options("atomic=xcg,split=4,partition=off,private=off");
   EXPECT_TRUE(forced.force_atomic);
   EXPECT_EQ(forced.atomic, atomic_kind::xcg);
-  EXPECT_EQ(forced.split, 4);
-  EXPECT_EQ(forced.partition, hist_toggle::off);
-  EXPECT_EQ(forced.thread_private, hist_toggle::off);
+  EXPECT_EQ(forced.overrides.split, 4);
+  EXPECT_EQ(forced.overrides.partition, hist_toggle::off);
+  EXPECT_EQ(forced.overrides.thread_private, hist_toggle::off);
   // Settings apply on top of a base; none leave it as it was.
   hist_options base;
   base.multi = 5;
@@ -1027,7 +1027,7 @@ TEST(HistModel, CasFollowsFootnote7) {
   fifty_seven.multi = 57;
   EXPECT_EQ(plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, fifty_seven).passes, 1);
   hist_options copies;
-  copies.thread_private = hist_toggle::off;
+  copies.overrides.thread_private = hist_toggle::off;
   EXPECT_EQ(plan_hist_shared(p, N50M, 505, 12, atomic_kind::xcg, copies).multi, 19);  // locks: all of half the SM
   EXPECT_EQ(many.items_per_thread, hist_tuning::shared_items_cas_contended);
   EXPECT_EQ(many.items_wide, hist_tuning::shared_items_cas_wide);
@@ -1052,7 +1052,7 @@ TEST(HistModel, TolerantOperatorsTakeOneSharedCopyPerBlock) {
   const device_properties p = h100();
   const double u = detail::model_contention_tolerance<u32_arg_max>(atomic_kind::cas);
   hist_options atomics;
-  atomics.thread_private = hist_toggle::off;
+  atomics.overrides.thread_private = hist_toggle::off;
   for (std::int64_t H : {505, 2048, 6144}) {
     const auto a = plan_hist_shared(p, N50M, H, 8, atomic_kind::cas, atomics, u);
     EXPECT_EQ(a.multi, 1) << "H=" << H;
@@ -1093,8 +1093,8 @@ TEST(HistModel, ThreadPrivateCopiesWhereEnoughThreadsFit) {
   EXPECT_FALSE(plan_hist_shared(p, N50M, 31, 4, atomic_kind::hdw, {}).thread_private);
   // ...unless forced; forced M or S, or a histogram too large for 32 copies, is refused.
   hist_options on, off;
-  on.thread_private = hist_toggle::on;
-  off.thread_private = hist_toggle::off;
+  on.overrides.thread_private = hist_toggle::on;
+  off.overrides.thread_private = hist_toggle::off;
   const auto forced = plan_hist_shared(p, N50M, 505, 4, atomic_kind::cas, on);
   EXPECT_TRUE(forced.thread_private);
   EXPECT_EQ(forced.block_threads, 96);

@@ -69,6 +69,8 @@ void write_inl1100_futhark(const std::filesystem::path& path, const inl1100_data
 // types whose charges sum to zero, cut-off neighbour lists found with cell lists, one list per
 // particle and shift, split to about the wanted number of lists.
 inl1100_data generate_inl1100(const nlohmann::json& params, std::uint64_t seed);
+// The generator's parameters checked as generate_inl1100 checks them (usage_error).
+void check_generator_params(const nlohmann::json& params);
 
 // Runs `variant` (hdw, cas, baseline-hdw or baseline-cas, each NAME[,hist settings]) on ctx.
 inl1100_output run_inl1100(context& ctx, const inl1100_data& d, const std::string& variant);

@@ -127,11 +127,11 @@ hist_options named_options(const std::string& variant) {
   hist_options o;
   if (variant == "auto") return o;
   if (variant == "private" || variant == "atomic-shared") {
-    o.thread_private = variant == "private" ? hist_toggle::on : hist_toggle::off;
+    o.overrides.thread_private = variant == "private" ? hist_toggle::on : hist_toggle::off;
     return o;
   }
   if (variant == "partitioned" || variant == "unpartitioned") {
-    o.partition = variant == "partitioned" ? hist_toggle::on : hist_toggle::off;
+    o.overrides.partition = variant == "partitioned" ? hist_toggle::on : hist_toggle::off;
     return o;
   }
   if (variant == "lock") {
@@ -598,15 +598,15 @@ class hist_app final : public app {
       // hist_tuning::cluster_note), forced both ways.
       for (int c : {1, 2}) {
         hist_options o;
-        o.cluster = c;
+        o.overrides.cluster = c;
         soac_variant(c == 1 ? "soac auto, clusters off" : "soac auto, clusters of 2", o);
       }
       // Block results reduced from partial rows (see hist_tuning::partials_for_cas), forced both
       // ways, and on without clusters.
       hist_options on, off, alone;
-      on.block_partials = alone.block_partials = hist_toggle::on;
-      off.block_partials = hist_toggle::off;
-      alone.cluster = 1;
+      on.overrides.block_partials = alone.overrides.block_partials = hist_toggle::on;
+      off.overrides.block_partials = hist_toggle::off;
+      alone.overrides.cluster = 1;
       soac_variant("soac auto, partials on", on);
       soac_variant("soac auto, partials off", off);
       soac_variant("soac auto, partials on, clusters off", alone);
@@ -616,7 +616,7 @@ class hist_app final : public app {
       // one block and at least 2K bins.
       for (int c : {2, 4, 8, 16}) {
         hist_options o;
-        o.split = c;
+        o.overrides.split = c;
         if (H / c < 2048 || std::size_t(detail::ceil_div(H, c)) * sizeof(V) > ctx.props().shared_per_block_optin) continue;
         soac_variant("soac split " + std::to_string(c), o);
       }
@@ -624,8 +624,8 @@ class hist_app final : public app {
     if (H >= split_sweep_min && !is_xcg) {
       // The partitioned multi-pass (see hist_tuning::partition_note), forced both ways.
       hist_options on, off;
-      on.partition = hist_toggle::on;
-      off.partition = hist_toggle::off;
+      on.overrides.partition = hist_toggle::on;
+      off.overrides.partition = hist_toggle::off;
       soac_variant("soac partitioned", on);
       soac_variant("soac auto, partition off", off);
     }

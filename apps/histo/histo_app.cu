@@ -269,7 +269,7 @@ class histo_iterations : public first_plan {
                            : window_bins(ctx.props(), v.options.passes > 0 ? v.options.passes : 2, bins);
       // Loads issued a step ahead (the model's choice) are slower here (docs/tuning/histo.md).
       window_options_ = v.options;
-      if (window_options_.load_ahead == hist_toggle::automatic) window_options_.load_ahead = hist_toggle::off;
+      if (window_options_.overrides.load_ahead == hist_toggle::automatic) window_options_.overrides.load_ahead = hist_toggle::off;
       window_counts_ = buffer<u32>(ctx, std::size_t(window_));
       ctx.fill_zero(window_counts_.data(), window_counts_.size() * sizeof(u32));  // each iteration leaves them zero again
       if (std::uint64_t(window_) < bins) {

@@ -340,7 +340,7 @@ hist_options histogram_options(const context& ctx, const histogram_method& m, st
   if (m.settings_given || !ctx.is_cuda()) return m.options;
   hist_options o = m.options;
   if (m.fixed) {
-    o.load_ahead = hist_toggle::off;
+    o.overrides.load_ahead = hist_toggle::off;
     return o;
   }
   if (!lone) return o;

@@ -53,13 +53,13 @@ constexpr setting_key setting_keys[] = {
        o.force_atomic = true;
        o.atomic = parse_atomic_kind(v);
      }},
-    {"private", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.thread_private = toggle_setting(k, v); }},
-    {"partials", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.block_partials = toggle_setting(k, v); }},
-    {"partition", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.partition = toggle_setting(k, v); }},
-    {"ahead", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.load_ahead = toggle_setting(k, v); }},
-    {"cluster", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.cluster = int_setting(k, v); }},
-    {"split", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.split = int_setting(k, v); }},
-    {"block", "THREADS", [](hist_options& o, std::string_view k, std::string_view v) { o.block = int_setting(k, v); }},
+    {"private", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.thread_private = toggle_setting(k, v); }},
+    {"partials", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.block_partials = toggle_setting(k, v); }},
+    {"partition", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.partition = toggle_setting(k, v); }},
+    {"ahead", "auto|on|off", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.load_ahead = toggle_setting(k, v); }},
+    {"cluster", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.cluster = int_setting(k, v); }},
+    {"split", "N", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.split = int_setting(k, v); }},
+    {"block", "THREADS", [](hist_options& o, std::string_view k, std::string_view v) { o.overrides.block = int_setting(k, v); }},
 };
 }  // namespace
 
@@ -103,11 +103,11 @@ void check_hist_options(const hist_options& o) {
   if (o.multi < 0) throw usage_error("hist: M (multi) must be at least 1, or 0 for the model");
   if (o.passes < 0) throw usage_error("hist: S (passes) must be at least 1, or 0 for the model");
   if (o.race_factor < 0) throw usage_error("hist: the race factor must be positive, or 0 for the inspector");
-  if (o.cluster < 0 || o.cluster > 8 || (o.cluster & (o.cluster - 1)) != 0)
+  if (o.overrides.cluster < 0 || o.overrides.cluster > 8 || (o.overrides.cluster & (o.overrides.cluster - 1)) != 0)
     throw usage_error("hist: the cluster size must be 1, 2, 4 or 8 blocks, or 0 for the model");
-  if (o.split < 0 || o.split > 16)
+  if (o.overrides.split < 0 || o.overrides.split > 16)
     throw usage_error("hist: the split cluster size must be 1 to 16 blocks, or 0 for the model");
-  if (o.block < 0 || o.block % 32 != 0 || o.block > hist_tuning::shared_block)
+  if (o.overrides.block < 0 || o.overrides.block % 32 != 0 || o.overrides.block > hist_tuning::shared_block)
     throw usage_error("hist: the block size must be a multiple of 32 up to " + std::to_string(hist_tuning::shared_block) +
                       " threads, or 0 for the default");
 }

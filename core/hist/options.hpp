@@ -1,5 +1,6 @@
-// What a caller may ask of hist: a strategy, forced shapes of the models, and the race factor
-// when it is known. Everything left at its default is the model's choice (core/hist/plan.hpp).
+// What a caller may ask of hist: a strategy, the model's M and S or the atomic kind forced, the
+// race factor when it is known, and (overrides) forced launch shapes. Everything left at its
+// default is the model's choice (core/hist/plan.hpp).
 #pragma once
 
 #include <cstdint>
@@ -20,13 +21,10 @@ hist_toggle parse_hist_toggle(std::string_view);  // throws usage_error
 hist_strategy parse_hist_strategy(std::string_view);  // throws usage_error
 atomic_kind parse_atomic_kind(std::string_view);      // throws usage_error
 
-struct hist_options {
-  hist_strategy strategy = hist_strategy::automatic;
-  int multi = 0;             // M, sub-histograms (per block for shared); 0: from the model
-  int passes = 0;            // S, passes over chunks of bins; 0: from the model (or from M)
-  double race_factor = 0;    // RF when known; 0: the inspector estimates it (global strategy only)
-  bool force_atomic = false; // use `atomic` instead of the trait's choice (cas or xcg only)
-  atomic_kind atomic = atomic_kind::xcg;
+// Launch shapes the model decides, pinned: for experiments and the papers' figures (soac bench
+// and reproduce set them as settings) and the few callers that know their data better than the
+// model (each says why). Left at their defaults, the model decides.
+struct hist_overrides {
   // Shared memory with one sub-histogram per thread (M = the block size, sized to fit), updated
   // with plain reads and writes instead of atomics. automatic: see hist_tuning::private_min_threads.
   hist_toggle thread_private = hist_toggle::automatic;
@@ -62,6 +60,16 @@ struct hist_options {
   // pipelining), so a thread keeps loads in flight while it updates. automatic: see
   // hist_tuning::load_ahead_note.
   hist_toggle load_ahead = hist_toggle::automatic;
+};
+
+struct hist_options {
+  hist_strategy strategy = hist_strategy::automatic;
+  int multi = 0;             // M, sub-histograms (per block for shared); 0: from the model
+  int passes = 0;            // S, passes over chunks of bins; 0: from the model (or from M)
+  double race_factor = 0;    // RF when known; 0: the inspector estimates it (global strategy only)
+  bool force_atomic = false; // use `atomic` instead of the trait's choice (cas or xcg only)
+  atomic_kind atomic = atomic_kind::xcg;
+  hist_overrides overrides;  // forced launch shapes; the defaults leave them to the model
 };
 
 // Applies one `key=value` setting to options (throws usage_error naming the key and what it

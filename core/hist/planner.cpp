@@ -47,20 +47,20 @@ bool cas_that_writes(const hist_plan& plan, bool tolerant) {
 // `per_sm` blocks per SM; the launch falls back to 1 where the grid or the device cannot hold
 // them. See hist_tuning::cluster_note.
 int shared_cluster(const hist_options& o, bool tolerant, int per_sm) {
-  if (o.cluster > 0) return o.cluster;
+  if (o.overrides.cluster > 0) return o.overrides.cluster;
   return tolerant && per_sm > 1 ? hist_tuning::cluster_tolerant : 1;
 }
 
 // Whether a shared plan folds through block partials; see hist_tuning::partials_for_cas.
 bool shared_partials(const hist_options& o, const hist_plan& plan, bool tolerant) {
-  if (o.block_partials != hist_toggle::automatic) return o.block_partials == hist_toggle::on;
+  if (o.overrides.block_partials != hist_toggle::automatic) return o.overrides.block_partials == hist_toggle::on;
   return hist_tuning::partials_for_cas && cas_that_writes(plan, tolerant);
 }
 
 // Whether a shared plan of shared atomics with `per_sm` blocks per SM issues each step's loads
 // before the previous step's updates; see hist_tuning::load_ahead_note.
 bool shared_load_ahead(const hist_options& o, atomic_kind kind, bool tolerant, int per_sm) {
-  if (o.load_ahead != hist_toggle::automatic) return o.load_ahead == hist_toggle::on;
+  if (o.overrides.load_ahead != hist_toggle::automatic) return o.overrides.load_ahead == hist_toggle::on;
   return per_sm == 1 && (kind == atomic_kind::hdw || (kind == atomic_kind::cas && !tolerant));
 }
 
@@ -110,7 +110,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   plan.atomic = kind;
   plan.n = n;
   plan.bins = H;
-  plan.block_threads = std::min(o.block > 0 ? o.block : hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
+  plan.block_threads = std::min(o.overrides.block > 0 ? o.overrides.block : hist_tuning::shared_block, std::max(32, p.max_threads_per_block));
   plan.items_per_thread = hist_tuning::items_per_thread;
   const int B = plan.block_threads;
   const int k = std::max(1, p.max_threads_per_sm / B);  // blocks that fit an SM by threads
@@ -164,9 +164,9 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
   }
   const bool modelled = o.multi <= 0 && o.passes <= 0;
   // Thread-private copies: forced, or (model only) for CAS and locks when enough threads stay.
-  if (o.thread_private == hist_toggle::on || (o.thread_private == hist_toggle::automatic && modelled && kind != atomic_kind::hdw)) {
+  if (o.overrides.thread_private == hist_toggle::on || (o.overrides.thread_private == hist_toggle::automatic && modelled && kind != atomic_kind::hdw)) {
     const private_shape ps = best_private_shape(p, Hs, el);
-    const bool forced = o.thread_private == hist_toggle::on;
+    const bool forced = o.overrides.thread_private == hist_toggle::on;
     if (forced && !modelled)
       throw usage_error("hist: thread-private sub-histograms set M to the block size; do not force M or S with them");
     if (forced && ps.block == 0)
@@ -185,7 +185,7 @@ hist_plan plan_hist_shared(const device_properties& p, std::int64_t n, std::int6
       plan.blocks_per_sm = ps.per_sm;
       plan.grid = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(p.sm_count) * ps.per_sm,
                                                                    ceil_div64(n, std::int64_t(ps.block) * plan.items_per_thread)));
-      plan.cluster = o.cluster > 0 ? o.cluster : 1;
+      plan.cluster = o.overrides.cluster > 0 ? o.overrides.cluster : 1;
       plan.block_partials = shared_partials(o, plan, tolerant);
       return plan;
     }
@@ -271,11 +271,11 @@ hist_plan plan_hist_partition(const device_properties& p, std::int64_t n, std::i
   hist_options one = o;
   one.strategy = hist_strategy::shared;
   one.passes = 1;
-  one.thread_private = hist_toggle::off;
-  one.cluster = 1;
-  one.block_partials = hist_toggle::off;
-  one.split = 0;
-  one.partition = hist_toggle::off;
+  one.overrides.thread_private = hist_toggle::off;
+  one.overrides.cluster = 1;
+  one.overrides.block_partials = hist_toggle::off;
+  one.overrides.split = 0;
+  one.overrides.partition = hist_toggle::off;
   hist_plan plan = plan_hist_shared(p, ceil_div64(std::max<std::int64_t>(n, 1), S), chunk, el, kind, one, u);
   plan.n = n;
   plan.bins = H;
@@ -352,8 +352,8 @@ namespace {
 // and later, unless options force a strategy or shape.
 bool partition_pays(const device_properties& p, atomic_kind kind, double u, const hist_options& o) {
   // Measured on the H100 only: older GPUs keep the paper's switch.
-  return p.compute_major >= 9 && o.partition == hist_toggle::automatic && kind == atomic_kind::cas && !contention_tolerant(u) &&
-         o.strategy == hist_strategy::automatic && o.multi == 0 && o.passes == 0 && o.split == 0;
+  return p.compute_major >= 9 && o.overrides.partition == hist_toggle::automatic && kind == atomic_kind::cas && !contention_tolerant(u) &&
+         o.strategy == hist_strategy::automatic && o.multi == 0 && o.passes == 0 && o.overrides.split == 0;
 }
 }  // namespace
 
@@ -361,7 +361,7 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
                     const hist_options& o, const std::function<double()>& inspect, double u, int updates_per_element) {
   check_common(n, H, el, o);
   const std::int64_t updates = n * std::max(1, updates_per_element);
-  if (o.partition == hist_toggle::on && o.strategy != hist_strategy::global)
+  if (o.overrides.partition == hist_toggle::on && o.strategy != hist_strategy::global)
     return plan_hist_partition(p, n, updates, H, el, kind, o, u);
   auto global = [&] {
     bool estimate = o.race_factor <= 0 && !(o.multi > 0 || o.passes > 0);
@@ -376,7 +376,7 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
     plan.race_factor_estimated = estimate && inspect;
     return plan;
   };
-  if (o.split > 1 && o.strategy != hist_strategy::global) return plan_hist_split(p, n, H, el, kind, o.split, o);
+  if (o.overrides.split > 1 && o.strategy != hist_strategy::global) return plan_hist_split(p, n, H, el, kind, o.overrides.split, o);
   switch (o.strategy) {
     case hist_strategy::shared: return plan_hist_shared(p, n, H, el, kind, o, u);
     case hist_strategy::global: return global();
@@ -407,7 +407,7 @@ hist_plan plan_hist(const device_properties& p, std::int64_t n, std::int64_t H, 
   }
   // Beyond that, CAS operators that write split the histogram over a cluster where its slices fit
   // (hist_tuning::split_note).
-  if (o.split == 0 && !(o.multi > 0 || o.passes > 0) && kind == atomic_kind::cas && !contention_tolerant(u) &&
+  if (o.overrides.split == 0 && !(o.multi > 0 || o.passes > 0) && kind == atomic_kind::cas && !contention_tolerant(u) &&
       p.compute_major >= 9)
     for (int c = 2; c <= hist_tuning::split_max_cas; c *= 2)
       if (std::size_t(ceil_div64(std::max<std::int64_t>(H, 1), c)) * el <= shared_limit(p, 1))
@@ -645,15 +645,15 @@ hist_plan plan_single(const device_properties& p, const hist_device& d, const hi
   const std::size_t el = c.el_bytes();
   hist_plan plan = plan_hist(p, n, H, el, c.kind, o, inspect, c.u(), c.per_element);
   if (n == 0 || H == 0) return plan;
-  if (plan.partitioned && o.partition == hist_toggle::automatic &&
+  if (plan.partitioned && o.overrides.partition == hist_toggle::automatic &&
       partition_temp_bytes(plan, n * c.per_element, c.value_bytes, p.sm_count) > d.free_bytes() / 4 * 3) {
     // The model's partitioned plan needs its bucketed updates in device memory: without room
     // (a quarter of what is free kept back), the plan it would make otherwise.
     hist_options whole = o;
-    whole.partition = hist_toggle::off;
+    whole.overrides.partition = hist_toggle::off;
     plan = plan_hist(p, n, H, el, c.kind, whole, inspect, c.u(), c.per_element);
   }
-  if (plan.split > 1 && o.split == 0 && !split_fits(d, plan, c.per_element, as)) {
+  if (plan.split > 1 && o.overrides.split == 0 && !split_fits(d, plan, c.per_element, as)) {
     // The model's split cluster does not fit this device: global memory, as for larger histograms.
     hist_options global = o;
     global.strategy = hist_strategy::global;
@@ -678,7 +678,7 @@ hist_plan plan_hist_launch(const device_properties& p, const hist_device& d, con
   if (o.strategy != hist_strategy::global && c.el_bytes() <= p.shared_per_block_optin) {
     hist_options one = o;
     // One pass per histogram (a forced thread-private shape is one pass by itself).
-    if (one.passes == 0 && one.thread_private != hist_toggle::on) one.passes = 1;
+    if (one.passes == 0 && one.overrides.thread_private != hist_toggle::on) one.passes = 1;
     hist_plan plan;
     bool fits = true;
     try {
@@ -706,9 +706,9 @@ hist_plan plan_hist_launch(const device_properties& p, const hist_device& d, con
 void check_hist_fused_options(const hist_options& o) {
   check_hist_options(o);
   // One pass over both histograms, one shape: strategy and M are all it can honour.
-  const bool others = o.passes > 0 || o.race_factor > 0 || o.force_atomic || o.thread_private != hist_toggle::automatic ||
-                      o.cluster > 0 || o.block_partials != hist_toggle::automatic || o.split > 0 ||
-                      o.partition != hist_toggle::automatic || o.block > 0 || o.load_ahead != hist_toggle::automatic;
+  const bool others = o.passes > 0 || o.race_factor > 0 || o.force_atomic || o.overrides.thread_private != hist_toggle::automatic ||
+                      o.overrides.cluster > 0 || o.overrides.block_partials != hist_toggle::automatic || o.overrides.split > 0 ||
+                      o.overrides.partition != hist_toggle::automatic || o.overrides.block > 0 || o.overrides.load_ahead != hist_toggle::automatic;
   if (others)
     throw usage_error("hist_fused: of the hist options only strategy and M apply (forcing the atomic kind: specialise "
                       "soac::hist_atomic); S, RF, private, cluster, partials, split, partition, block and ahead do not");
