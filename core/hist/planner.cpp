@@ -690,7 +690,10 @@ hist_plan plan_hist_launch(const device_properties& p, const hist_device& d, con
     if (fits && (plan.passes == 1 || o.strategy == hist_strategy::shared)) {
       plan.batches = batches;
       plan.n = batches * seg_len;
-      if (plan.n == 0 || H == 0) return plan;
+      if (plan.n == 0 || H == 0) {
+        plan.grid = 0;  // nothing to launch
+        return plan;
+      }
       shape_shared(p, d, plan, seg_len, batches, c, {});
       return plan;
     }
