@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -110,6 +111,14 @@ struct app_info {
   // What `soac bench` sweeps when none are named. Every app names them, so designated
   // initializers end here and leave no member they skip at the end.
   std::vector<std::string> bench_presets;
+
+  // The start of every app's describe(): its name and one-line summary, the rest to fill in.
+  static app_info named(std::string name, std::string summary) {
+    app_info a;
+    a.name = std::move(name);
+    a.summary = std::move(summary);
+    return a;
+  }
 };
 
 class app {

@@ -515,12 +515,10 @@ class backprop_app final : public app {
  public:
   backprop_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "backprop";
-    a.summary = "Rodinia's backprop: one training step of a layer_size x 16 x 1 network, the hidden sums as 16 regular segments "
-                "(FHPC17 4), the adjustment as a map; Rodinia's kernels and copies as the baseline";
+    app_info a = app_info::named("backprop", "Rodinia's backprop: one training step of a layer_size x 16 x 1 network, the "
+                                             "hidden sums as 16 regular segments (FHPC17 4), the adjustment as a map; "
+                                             "Rodinia's kernels and copies as the baseline");
     {
       // parts: bench only (also time each launch of the segreduce variant alone).
       auto p = [](std::int64_t layer, const char* init) { return nlohmann::json{{"layer_size", layer}, {"init", init}, {"parts", 0}}; };

@@ -203,12 +203,9 @@ class bfs_app final : public app {
  public:
   bfs_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "bfs";
-    a.summary = "breadth-first search (Rodinia bfs; report section 5): Rodinia's structure, the report's padded and "
-                "segmented ports, and a direction-optimising frontier queue";
+    app_info a = app_info::named("bfs", "breadth-first search (Rodinia bfs; report section 5): Rodinia's structure, the "
+                                        "report's padded and segmented ports, and a direction-optimising frontier queue");
     {
       auto p = [](i64 nodes, i64 lo, i64 hi, int distinct, i64 components) {
         return nlohmann::json{{"nodes", nodes}, {"min_neighbours", lo}, {"max_neighbours", hi},

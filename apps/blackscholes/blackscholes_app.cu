@@ -174,12 +174,9 @@ class blackscholes_app final : public app {
  public:
   blackscholes_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "blackscholes";
-    a.summary = "Black-Scholes: ZOne's n options from five float files, call and put streamed to files; FHPC17's m options "
-                "x n days summed by segreduce";
+    app_info a = app_info::named("blackscholes", "Black-Scholes: ZOne's n options from five float files, call and put streamed "
+                                                 "to files; FHPC17's m options x n days summed by segreduce");
     {
       auto zone = [](std::int64_t n) { return nlohmann::json{{"form", "zone"}, {"options", n}, {"days", 1}}; };
       auto fhpc = [](std::int64_t m, std::int64_t n) { return nlohmann::json{{"form", "fhpc17"}, {"options", m}, {"days", n}}; };

@@ -124,11 +124,9 @@ class conv1d_app final : public app {
  public:
   conv1d_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "conv1d";
-    a.summary = "1-D convolution of a float array from a file with a small filter (ZOne 4.2), streamed with a halo between chunks";
+    app_info a = app_info::named("conv1d", "1-D convolution of a float array from a file with a small filter (ZOne 4.2), "
+                                           "streamed with a halo between chunks");
     {
       auto p = [](std::int64_t n) { return nlohmann::json{{"elements", n}}; };
       nlohmann::json bench = streaming::with_bench_params(p(std::int64_t{1} << 28));

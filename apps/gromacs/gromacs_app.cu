@@ -486,11 +486,9 @@ class gromacs_app final : public app {
  public:
   gromacs_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "gromacs";
-    a.summary = "435.gromacs loop inl1100 (SC20 V-C): Lennard-Jones + Coulomb forces of neighbour lists as float-add histograms";
+    app_info a = app_info::named("gromacs", "435.gromacs loop inl1100 (SC20 V-C): Lennard-Jones + Coulomb forces of neighbour "
+                                            "lists as float-add histograms");
     {
       auto p = [](std::int64_t particles, std::int64_t pairs, std::int64_t lists) {
         return nlohmann::json{{"particles", particles}, {"pairs", pairs},       {"lists", lists},

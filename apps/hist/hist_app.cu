@@ -232,12 +232,9 @@ class hist_app final : public app {
  public:
   hist_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "hist";
-    a.summary = "generalized histograms (SC20 Fig 7, Tables I-II): N random uint32, bin (x % max(1,H/RF))*RF, "
-                "int add / 24-bit saturated add / argmax";
+    app_info a = app_info::named("hist", "generalized histograms (SC20 Fig 7, Tables I-II): N random uint32, bin (x % "
+                                         "max(1,H/RF))*RF, int add / 24-bit saturated add / argmax");
     {
       auto p = [](std::int64_t n, std::int64_t H, std::int64_t rf, const char* op, int sweeps) {
         return nlohmann::json{{"n", n}, {"H", H}, {"RF", rf}, {"op", op}, {"sweeps", sweeps}, {"lock", 1}, {"variants", ""}};

@@ -265,12 +265,9 @@ class histeq_app final : public app {
  public:
   histeq_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "histeq";
-    a.summary = "histogram equalisation of an 8-bit grey video (ZOne 4.4), frames streamed: hist_batched, segscan, segreduce, "
-                "scatter per chunk of frames";
+    app_info a = app_info::named("histeq", "histogram equalisation of an 8-bit grey video (ZOne 4.4), frames streamed: "
+                                           "hist_batched, segscan, segreduce, scatter per chunk of frames");
     {
       auto p = [](std::int64_t w, std::int64_t h, std::int64_t frames) {
         return nlohmann::json{{"width", w}, {"height", h}, {"frames", frames}};

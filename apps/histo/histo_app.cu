@@ -432,11 +432,9 @@ class histo_app final : public app {
  public:
   histo_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "histo";
-    a.summary = "Parboil histo: 2D histogram of an image of bin indices in 8-bit saturating counters, and its BMP (SC20 V-D)";
+    app_info a = app_info::named("histo", "Parboil histo: 2D histogram of an image of bin indices in 8-bit saturating "
+                                          "counters, and its BMP (SC20 V-D)");
     {
       auto p = [](int iw, int ih, int hw, int hh, double core, double spread, double fraction) {
         return nlohmann::json{{"image_width", iw}, {"image_height", ih}, {"histo_width", hw}, {"histo_height", hh},

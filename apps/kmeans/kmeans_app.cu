@@ -37,12 +37,10 @@ class kmeans_app final : public app {
  public:
   kmeans_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "kmeans";
-    a.summary = "k-means clustering (Lloyd): cuBLAS or direct distances, the update as one fused histogram of counts and sums "
-                "(SC20 V-D1) or as segmented reductions (FHPC17 4), Rodinia's structure as the baseline";
+    app_info a = app_info::named("kmeans", "k-means clustering (Lloyd): cuBLAS or direct distances, the update as one fused "
+                                           "histogram of counts and sums (SC20 V-D1) or as segmented reductions (FHPC17 4), "
+                                           "Rodinia's structure as the baseline");
     {
       auto p = [](std::int64_t n, std::int64_t d, std::int64_t k, std::int64_t blobs, double spread, int whole) {
         nlohmann::json params = {{"n", n},         {"d", d},         {"k", k},           {"blobs", blobs}, {"spread", spread},

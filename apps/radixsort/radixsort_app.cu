@@ -41,11 +41,9 @@ class radixsort_app final : public app {
  public:
   radixsort_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "radixsort";
-    a.summary = "stable LSD radix sort of uint32/int32/float keys with optional uint32 values (report section 2)";
+    app_info a = app_info::named("radixsort", "stable LSD radix sort of uint32/int32/float keys with optional uint32 values "
+                                              "(report section 2)");
     {
       auto p = [](std::int64_t n, int values) { return nlohmann::json{{"n", n}, {"values", values}}; };
       std::vector<preset> all;

@@ -258,12 +258,9 @@ class samples_hist_app final : public app {
  public:
   samples_hist_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "samples-hist";
-    a.summary = "the CUDA samples' 64-bin (byte >> 2) and 256-bin byte histograms, hist with 16 updates per 128-bit load "
-                "(SC20 V-D)";
+    app_info a = app_info::named("samples-hist", "the CUDA samples' 64-bin (byte >> 2) and 256-bin byte histograms, hist with "
+                                                 "16 updates per 128-bit load (SC20 V-D)");
     {
       auto p = [](std::int64_t bytes) { return nlohmann::json{{"bytes", bytes}, {"variants", ""}}; };
       a.presets = {{"64MiB", "64 MiB of random bytes (the samples' size)", p(std::int64_t{64} << 20)},

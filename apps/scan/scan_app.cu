@@ -188,11 +188,9 @@ class scan_app final : public app {
  public:
   scan_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "scan";
-    a.summary = "int32 scan and segmented scan (flags or offsets), single-pass look-back (thesis 3.4-3.5)";
+    app_info a = app_info::named("scan", "int32 scan and segmented scan (flags or offsets), single-pass look-back (thesis "
+                                         "3.4-3.5)");
     {
       auto p = [](std::int64_t n, std::int64_t segment, std::int64_t tile_every) {
         return nlohmann::json{{"n", n}, {"segment", segment}, {"tile_every", tile_every}};

@@ -59,11 +59,9 @@ class scatter_app final : public app {
  public:
   scatter_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "scatter";
-    a.summary = "write construct: k writes with random distinct indexes into an n-element int32 array (report Fig 15)";
+    app_info a = app_info::named("scatter", "write construct: k writes with random distinct indexes into an n-element int32 "
+                                            "array (report Fig 15)");
     {
       auto p = [](std::int64_t n, std::int64_t k, double oor, int chunk) {
         return nlohmann::json{{"n", n}, {"k", k}, {"out_of_range", oor}, {"chunk", chunk}};

@@ -308,11 +308,9 @@ class segreduce_app final : public app {
  public:
   segreduce_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "segreduce";
-    a.summary = "regular segmented reduction (FHPC17): sum, index of max, maximum subarray sum, Black-Scholes over m x n";
+    app_info a = app_info::named("segreduce", "regular segmented reduction (FHPC17): sum, index of max, maximum subarray sum, "
+                                              "Black-Scholes over m x n");
     {
       auto p = [](const char* op, std::int64_t m, std::int64_t n) {
         return nlohmann::json{{"operator", op}, {"m", m}, {"n", n}, {"log2_step", 2}};

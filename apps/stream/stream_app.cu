@@ -127,12 +127,10 @@ class stream_app final : public app {
  public:
   stream_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "stream";
-    a.summary = "ZOne streaming (issue 25): a histogram of a file of any size, reads, copies and soac::hist overlapped; "
-                "`soac bench stream` times every streamed workload (this, histeq, blackscholes, conv1d)";
+    app_info a = app_info::named("stream", "ZOne streaming (issue 25): a histogram of a file of any size, reads, copies and "
+                                           "soac::hist overlapped; `soac bench stream` times every streamed workload (this, "
+                                           "histeq, blackscholes, conv1d)");
     {
       auto p = [](std::int64_t bytes, const char* type, std::int64_t bins) {
         return nlohmann::json{{"bytes", bytes}, {"dtype", type}, {"bins", bins}};

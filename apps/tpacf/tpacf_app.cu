@@ -441,11 +441,9 @@ class tpacf_app final : public app {
  public:
   tpacf_app() : app(describe()) {}
 
-  // What `soac list` shows of the app and what its commands take.
   static app_info describe() {
-    app_info a;
-    a.name = "tpacf";
-    a.summary = "Parboil tpacf: DD, DR and RR pair counts in 22 angular bins over a data set and R random sets (SC20 V-D)";
+    app_info a = app_info::named("tpacf", "Parboil tpacf: DD, DR and RR pair counts in 22 angular bins over a data set and R "
+                                          "random sets (SC20 V-D)");
     {
       auto p = [](std::int64_t n, std::int64_t R) {
         return nlohmann::json{{"points", n}, {"randoms", R}, {"clusters", 20}, {"variants", ""}};
