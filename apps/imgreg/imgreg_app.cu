@@ -7,8 +7,9 @@
 // 2^-s, plus<std::uint32_t>: native shared-memory atomics, exact and deterministic sums) and
 // converted to float at the end; acc=float sums floats, as the paper does. A derivative-free
 // optimiser (Nelder-Mead) on the host maximises the mutual information coarse-to-fine on an
-// image pyramid, after a grid of transforms at the coarsest level (one batched histogram), so
-// that shifts of tens of pixels are found.
+// image pyramid, after a grid over the capture range (capture_range_of) on smoothed search images
+// (one batched histogram) whose best local maxima it refines side by side, so that rotations of
+// tens of degrees and shifts of tens of pixels are found.
 //
 // Variants: `hist` (soac::hist, default) and `sort` (the paper's PyTorch approach with CUB: every
 // update materialised, sorted by bin, reduced by key; cuda only). `soac bench imgreg` times the
@@ -44,13 +45,21 @@ using validate::rigid_transform;
 
 constexpr double pi = 3.14159265358979323846;
 
-rigid_map make_rigid(const rigid_transform& t, int width, int height, int level) {
-  // Full-size centre c0 = ((W - 1) / 2, (H - 1) / 2); level-l index x_l = (x_0 - b) / 2^l with
-  // b = (2^l - 1) / 2, so c_l = (c0 - b) / 2^l and t_l = t / 2^l (all exact binary fractions).
-  const double f = std::ldexp(1.0, level), b = (f - 1) / 2;
+namespace {
+// The map at a scale of `f` full-size pixels per pixel (pixel i covering full pixels
+// [f i, f (i + 1))): full-size centre c0 = ((W - 1) / 2, (H - 1) / 2), index x = (x_0 - b) / f
+// with b = (f - 1) / 2, so c = (c0 - b) / f and the translation t / f.
+rigid_map rigid_at_scale(const rigid_transform& t, int width, int height, double f) {
+  const double b = (f - 1) / 2;
   const double cx = ((width - 1) / 2.0 - b) / f, cy = ((height - 1) / 2.0 - b) / f;
   const double a = t.angle_deg * pi / 180;
   return {float(std::cos(a)), float(std::sin(a)), float(cx), float(cy), float(cx + t.tx / f), float(cy + t.ty / f)};
+}
+}  // namespace
+
+// Pyramid level l: a scale of 2^l (exact binary fractions throughout).
+rigid_map make_rigid(const rigid_transform& t, int width, int height, int level) {
+  return rigid_at_scale(t, width, height, std::ldexp(1.0, level));
 }
 
 namespace {
@@ -79,30 +88,44 @@ validate::float_histogram reference_histogram(const grey_image& fixed, const gre
 }
 
 namespace {
+// The mutual information of a joint histogram of side x side bins. With v the bins, r and c the
+// row and column sums and T the total, MI = (sum v log v - sum r log r - sum c log c) / T + log T:
+// two passes and no arrays, so that a device thread computes it for one histogram of a batch.
 template <class T>
-double mutual_information_of(const T* histogram, int side) {
-  std::vector<double> rows(std::size_t(side), 0.0), cols(std::size_t(side), 0.0);
-  double total = 0;
-  for (int a = 0; a < side; ++a)
+SOAC_HD double information_of(const T* histogram, int side) {
+  double total = 0, cells = 0, rows = 0, cols = 0;
+  for (int a = 0; a < side; ++a) {
+    double r = 0;
     for (int b = 0; b < side; ++b) {
-      const double v = histogram[std::size_t(a) * side + b];
-      rows[std::size_t(a)] += v;
-      cols[std::size_t(b)] += v;
-      total += v;
+      const double v = double(histogram[a * side + b]);
+      if (v > 0) cells += v * log(v);
+      r += v;
     }
+    if (r > 0) rows += r * log(r);
+    total += r;
+  }
+  for (int b = 0; b < side; ++b) {
+    double c = 0;
+    for (int a = 0; a < side; ++a) c += double(histogram[a * side + b]);
+    if (c > 0) cols += c * log(c);
+  }
   if (!(total > 0)) return 0;
-  double mi = 0;
-  for (int a = 0; a < side; ++a)
-    for (int b = 0; b < side; ++b) {
-      const double v = histogram[std::size_t(a) * side + b];
-      if (v > 0) mi += v / total * std::log(v * total / (rows[std::size_t(a)] * cols[std::size_t(b)]));
-    }
-  return mi;
+  return (cells - rows - cols) / total + log(total);
 }
+
+// information_of for each histogram of a batch (side^2 bins each).
+template <class T>
+struct batch_information {
+  const T* histograms;
+  int side;
+  SOAC_HD write_at<std::int64_t, double> operator()(std::int64_t h) const {
+    return {h, information_of(histograms + h * side * side, side)};
+  }
+};
 }  // namespace
 
-double mutual_information(const float* histogram, int side) { return mutual_information_of(histogram, side); }
-double mutual_information(const std::uint32_t* histogram, int side) { return mutual_information_of(histogram, side); }
+double mutual_information(const float* histogram, int side) { return information_of(histogram, side); }
+double mutual_information(const std::uint32_t* histogram, int side) { return information_of(histogram, side); }
 
 // ---- The generator.
 
@@ -408,70 +431,205 @@ struct quanta_to_weights {
 };
 
 // Nelder-Mead on three parameters (Lagarias et al.'s standard coefficients: reflection 1,
-// expansion 2, contraction and shrink 0.5); stops when every vertex is within `tol` of the best
-// in every coordinate, or after max_evals evaluations.
-struct minimum {
-  std::array<double, 3> x;
-  double f;
-  int evaluations;
-};
+// expansion 2, contraction and shrink 0.5) inside the box [lower, upper], written as a state
+// machine so that several searches advance in lockstep and their evaluations go to the device
+// together: wanted() lists the points whose values the next tell() takes. A point outside the box
+// is worse than any inside and is not evaluated, so the simplex stays in the box. The search ends
+// when every vertex is within `tol` of the best in every coordinate, or after max_evals
+// evaluations.
+using point3 = std::array<double, 3>;
 
-minimum nelder_mead(const std::function<double(const std::array<double, 3>&)>& f, const std::array<double, 3>& x0,
-                    const std::array<double, 3>& step, double tol, int max_evals) {
-  using point = std::array<double, 3>;
-  std::array<point, 4> v;
-  std::array<double, 4> fv;
-  int evals = 0;
-  const auto eval = [&](const point& p) { return ++evals, f(p); };
-  v[0] = x0;
-  fv[0] = eval(x0);
-  for (int k = 0; k < 3; ++k) {
-    v[k + 1] = x0;
-    v[k + 1][k] += step[k];
-    fv[k + 1] = eval(v[k + 1]);
-  }
-  const auto along = [](const point& from, const point& to, double s) {
-    point p;
-    for (int k = 0; k < 3; ++k) p[k] = from[k] + s * (to[k] - from[k]);
-    return p;
-  };
-  while (evals < max_evals) {
-    std::array<int, 4> order = {0, 1, 2, 3};
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return fv[a] < fv[b]; });
-    std::array<point, 4> sv;
-    std::array<double, 4> sf;
-    for (int k = 0; k < 4; ++k) sv[k] = v[order[k]], sf[k] = fv[order[k]];
-    v = sv;
-    fv = sf;
-    double spread = 0;
-    for (int k = 1; k < 4; ++k)
-      for (int c = 0; c < 3; ++c) spread = std::max(spread, std::fabs(v[k][c] - v[0][c]));
-    if (spread <= tol) break;
-    point centroid{0, 0, 0};
-    for (int k = 0; k < 3; ++k)
-      for (int c = 0; c < 3; ++c) centroid[c] += v[k][c] / 3;
-    const point reflected = along(centroid, v[3], -1.0);
-    const double fr = eval(reflected);
-    if (fr < fv[0]) {
-      const point expanded = along(centroid, v[3], -2.0);
-      const double fe = eval(expanded);
-      if (fe < fr) v[3] = expanded, fv[3] = fe;
-      else v[3] = reflected, fv[3] = fr;
-    } else if (fr < fv[2]) {
-      v[3] = reflected, fv[3] = fr;
-    } else {
-      const bool outside = fr < fv[3];
-      const point contracted = along(centroid, outside ? reflected : v[3], 0.5);
-      const double fc = eval(contracted);
-      if (fc < (outside ? fr : fv[3])) {
-        v[3] = contracted, fv[3] = fc;
-      } else {
-        for (int k = 1; k < 4; ++k) v[k] = along(v[0], v[k], 0.5), fv[k] = eval(v[k]);
-      }
+class simplex_search {
+ public:
+  simplex_search(const point3& x0, const point3& step, const point3& lower, const point3& upper, double tol, int max_evals)
+      : lower_(lower), upper_(upper), tol_(tol), max_evals_(max_evals) {
+    wanted_.push_back(x0);
+    for (int k = 0; k < 3; ++k) {
+      // The first simplex steps away from a bound the start lies on.
+      point3 p = x0;
+      p[k] += x0[k] + step[k] <= upper[k] ? step[k] : -step[k];
+      wanted_.push_back(p);
     }
   }
-  const int best = int(std::min_element(fv.begin(), fv.end()) - fv.begin());
-  return {v[std::size_t(best)], fv[std::size_t(best)], evals};
+
+  bool done() const { return phase_ == phase::done; }
+  bool inside(const point3& p) const {
+    for (int k = 0; k < 3; ++k)
+      if (!(p[k] >= lower_[k] && p[k] <= upper_[k])) return false;
+    return true;
+  }
+  const std::vector<point3>& wanted() const { return wanted_; }
+  const point3& best() const { return v_[0]; }
+  double best_value() const { return fv_[0]; }
+  int evaluations() const { return evals_; }
+
+  // The values of wanted(), in order (INFINITY for those outside the box).
+  void tell(const std::vector<double>& values) {
+    for (const point3& p : wanted_) evals_ += inside(p) ? 1 : 0;
+    switch (phase_) {
+      case phase::start:
+        for (int k = 0; k < 4; ++k) v_[k] = wanted_[std::size_t(k)], fv_[k] = values[std::size_t(k)];
+        return next();
+      case phase::reflect: {
+        reflected_ = wanted_[0], fr_ = values[0];
+        if (fr_ < fv_[0]) return want({along(centroid_, v_[3], -2.0)}, phase::expand);
+        if (fr_ < fv_[2]) {
+          v_[3] = reflected_, fv_[3] = fr_;
+          return next();
+        }
+        outside_ = fr_ < fv_[3];
+        return want({along(centroid_, outside_ ? reflected_ : v_[3], 0.5)}, phase::contract);
+      }
+      case phase::expand:
+        if (values[0] < fr_) v_[3] = wanted_[0], fv_[3] = values[0];
+        else v_[3] = reflected_, fv_[3] = fr_;
+        return next();
+      case phase::contract:
+        if (values[0] < (outside_ ? fr_ : fv_[3])) {
+          v_[3] = wanted_[0], fv_[3] = values[0];
+          return next();
+        }
+        return want({along(v_[0], v_[1], 0.5), along(v_[0], v_[2], 0.5), along(v_[0], v_[3], 0.5)}, phase::shrink);
+      case phase::shrink:
+        for (int k = 1; k < 4; ++k) v_[k] = wanted_[std::size_t(k - 1)], fv_[k] = values[std::size_t(k - 1)];
+        return next();
+      case phase::done:
+        return;
+    }
+  }
+
+ private:
+  enum class phase { start, reflect, expand, contract, shrink, done };
+
+  static point3 along(const point3& from, const point3& to, double s) {
+    point3 p;
+    for (int k = 0; k < 3; ++k) p[k] = from[k] + s * (to[k] - from[k]);
+    return p;
+  }
+  void want(std::vector<point3> points, phase next_phase) {
+    wanted_ = std::move(points);
+    phase_ = next_phase;
+  }
+  // Orders the simplex best first, then stops or reflects the worst vertex.
+  void next() {
+    std::array<int, 4> order = {0, 1, 2, 3};
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return fv_[a] < fv_[b]; });
+    const std::array<point3, 4> v = v_;
+    const std::array<double, 4> fv = fv_;
+    for (int k = 0; k < 4; ++k) v_[k] = v[order[k]], fv_[k] = fv[order[k]];
+    double spread = 0;
+    for (int k = 1; k < 4; ++k)
+      for (int c = 0; c < 3; ++c) spread = std::max(spread, std::fabs(v_[k][c] - v_[0][c]));
+    if (spread <= tol_ || evals_ >= max_evals_) return want({}, phase::done);
+    centroid_ = {0, 0, 0};
+    for (int k = 0; k < 3; ++k)
+      for (int c = 0; c < 3; ++c) centroid_[c] += v_[k][c] / 3;
+    want({along(centroid_, v_[3], -1.0)}, phase::reflect);
+  }
+
+  point3 lower_, upper_;
+  double tol_;
+  int max_evals_;
+  int evals_ = 0;
+  phase phase_ = phase::start;
+  std::vector<point3> wanted_;
+  std::array<point3, 4> v_{};
+  std::array<double, 4> fv_{};
+  point3 centroid_{}, reflected_{};
+  double fr_ = 0;
+  bool outside_ = false;
+};
+
+// Runs the searches to their ends in lockstep: each round evaluates every search's wanted points
+// that lie in its box with one call of `f` (a batch of histograms).
+void run_searches(std::vector<simplex_search>& searches, const std::function<std::vector<double>(const std::vector<point3>&)>& f) {
+  for (;;) {
+    std::vector<point3> batch;
+    for (const simplex_search& s : searches)
+      if (!s.done())
+        for (const point3& p : s.wanted())
+          if (s.inside(p)) batch.push_back(p);
+    if (batch.empty()) {
+      // Nothing to evaluate: the searches still going get INFINITY for every point (outside).
+      bool any = false;
+      for (simplex_search& s : searches)
+        if (!s.done()) any = true, s.tell(std::vector<double>(s.wanted().size(), INFINITY));
+      if (!any) return;
+      continue;
+    }
+    const std::vector<double> values = f(batch);
+    std::size_t next = 0;
+    for (simplex_search& s : searches) {
+      if (s.done()) continue;
+      std::vector<double> mine;
+      for (const point3& p : s.wanted()) mine.push_back(s.inside(p) ? values[next++] : INFINITY);
+      s.tell(mine);
+    }
+  }
+}
+
+// The search images: the coarsest level smoothed by a Gaussian, shrunk to a smaller side of
+// search_side pixels and contrast-stretched. The smoothing widens each alignment's peak of mutual
+// information from about one pixel (a fine texture at the coarsest level is nearly white noise)
+// to a few, so that a grid of one search pixel meets it; the stretch spreads the intensities that
+// the smoothing drew together over the histogram again.
+constexpr double search_side = 32;
+constexpr double search_blur = 0.75;  // the Gaussian's sigma, in search pixels
+
+// `image` (width x height) convolved with a Gaussian of `sigma` pixels, separably, edges clamped.
+std::vector<float> gaussian_blur(const std::vector<float>& image, int width, int height, double sigma) {
+  const int reach = int(std::ceil(3 * sigma));
+  std::vector<double> kernel(std::size_t(2 * reach + 1));
+  double sum = 0;
+  for (int k = -reach; k <= reach; ++k) sum += kernel[std::size_t(k + reach)] = std::exp(-0.5 * k * k / (sigma * sigma));
+  for (double& k : kernel) k /= sum;
+  const auto at = [&](const std::vector<float>& im, int x, int y) {
+    return double(im[std::size_t(std::clamp(y, 0, height - 1)) * std::size_t(width) + std::size_t(std::clamp(x, 0, width - 1))]);
+  };
+  std::vector<float> rows(image.size()), out(image.size());
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      double v = 0;
+      for (int k = -reach; k <= reach; ++k) v += kernel[std::size_t(k + reach)] * at(image, x + k, y);
+      rows[std::size_t(y) * width + x] = float(v);
+    }
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      double v = 0;
+      for (int k = -reach; k <= reach; ++k) v += kernel[std::size_t(k + reach)] * at(rows, x, y + k);
+      out[std::size_t(y) * width + x] = float(v);
+    }
+  return out;
+}
+
+// `image` shrunk by `ratio` (>= 1) to out_width x out_height: output pixel i covers input pixels
+// [ratio i, ratio (i + 1)) (the pyramid's geometry), sampled bilinearly at its centre.
+std::vector<float> shrink(const std::vector<float>& image, int width, int height, double ratio, int out_width, int out_height) {
+  std::vector<float> out(std::size_t(out_width) * std::size_t(out_height));
+  const auto at = [&](int x, int y) { return double(image[std::size_t(y) * std::size_t(width) + std::size_t(x)]); };
+  for (int y = 0; y < out_height; ++y)
+    for (int x = 0; x < out_width; ++x) {
+      const double u = std::min(ratio * x + (ratio - 1) / 2, double(width - 1));
+      const double v = std::min(ratio * y + (ratio - 1) / 2, double(height - 1));
+      const int i0 = int(u), j0 = int(v), i1 = std::min(i0 + 1, width - 1), j1 = std::min(j0 + 1, height - 1);
+      const double fu = u - i0, fv = v - j0;
+      const double top = at(i0, j0) + fu * (at(i1, j0) - at(i0, j0)), bottom = at(i0, j1) + fu * (at(i1, j1) - at(i0, j1));
+      out[std::size_t(y) * out_width + x] = float(top + fv * (bottom - top));
+    }
+  return out;
+}
+
+// `image` with its 1st to 99th percentile of intensities stretched over 0 .. 255 (clamped).
+void stretch_contrast(std::vector<float>& image) {
+  std::vector<float> sorted = image;
+  const auto quantile = [&](double q) {
+    const auto it = sorted.begin() + std::ptrdiff_t(q * double(sorted.size() - 1));
+    std::nth_element(sorted.begin(), it, sorted.end());
+    return double(*it);
+  };
+  const double low = quantile(0.01), high = quantile(0.99);
+  if (!(high - low > 1e-3)) return;
+  for (float& v : image) v = float(std::clamp((v - low) * 255.0 / (high - low), 0.0, 255.0));
 }
 
 // The registration's device state: the pyramid and the histogram buffers.
@@ -485,7 +643,7 @@ class engine {
     if (fixed.size() > std::int64_t(INT32_MAX) - 32)
       throw resource_error("imgreg: " + std::to_string(fixed.size()) + " pixels are beyond the 2^31 of 32-bit pixel indexes");
     // Halve while the smaller side stays at least min_side: the coarsest level has 64 .. 127
-    // pixels on its smaller side, enough texture for the grid search.
+    // pixels on its smaller side, where the refinement starts.
     constexpr int min_side = 64;
     pyramid_.emplace_back();
     pyramid_[0].width = width_;
@@ -510,12 +668,32 @@ class engine {
               coarse.moving);
       pyramid_.push_back(std::move(coarse));
     }
+    // The search images (index levels(), search_side above), made on the host from the coarsest
+    // level: a few thousand pixels.
+    const pyramid_level& top = pyramid_.back();
+    const double ratio = std::max(1.0, std::min(top.width, top.height) / search_side);  // coarsest pixels per search pixel
+    search_scale_ = std::ldexp(ratio, int(pyramid_.size()) - 1);
+    pyramid_level search;
+    search.width = std::max(1, int(top.width / ratio));
+    search.height = std::max(1, int(top.height / ratio));
+    for (const auto& [from, to] : {std::pair{&top.fixed, &search.fixed}, std::pair{&top.moving, &search.moving}}) {
+      std::vector<float> im = shrink(gaussian_blur(from->to_vector(), top.width, top.height, search_blur * ratio), top.width,
+                                     top.height, ratio, search.width, search.height);
+      stretch_contrast(im);
+      *to = buffer<float>(ctx, std::span<const float>(im), lifetime::temporary);
+    }
+    pyramid_.push_back(std::move(search));
   }
 
-  int levels() const { return int(pyramid_.size()); }
+  // Pyramid levels (0: full size); index levels() holds the search images.
+  int levels() const { return int(pyramid_.size()) - 1; }
+  int search_level() const { return levels(); }
+  // Full-size pixels per pixel of level l (of the search images too).
+  double scale(int l) const { return l == search_level() ? search_scale_ : std::ldexp(1.0, l); }
   int width() const { return width_; }
   int height() const { return height_; }
   int evaluations() const { return evaluations_; }
+  int calls() const { return calls_; }
 
   // Intensity levels at pyramid level l: the full count at full size; at coarser levels no more
   // than their pixels fill (about 16 pixels per joint bin: sqrt(pixels) / 4 levels, at least 16).
@@ -542,8 +720,8 @@ class engine {
     return plan;
   }
 
-  // Mutual information of each transform at level l (from the fixed-point sums as they are: the
-  // scale cancels).
+  // The mutual information of each transform at level l (from the fixed-point sums as they are:
+  // the scale cancels).
   std::vector<double> mutual_informations(int l, const std::vector<rigid_transform>& ts) {
     return method_.fixed ? informations(l, ts, counts_) : informations(l, ts, weights_);
   }
@@ -600,6 +778,7 @@ class engine {
     const std::int64_t n = per_image * std::int64_t(maps.size());
     zero(histo);
     evaluations_ += int(maps.size());
+    ++calls_;
     if constexpr (std::is_same_v<Acc, float>) {
       if (method_.sort) {
         sorted_histogram(ctx_, f, n, histo);
@@ -610,19 +789,41 @@ class engine {
     return hist(ctx_, o, n, f, histo, plus<Acc>{});
   }
 
+  // Batches of at most max_batch_bins bins, so that a wide grid needs no more memory than this.
+  static constexpr std::size_t max_batch_bins = std::size_t{1} << 24;
+
   template <class Acc>
   std::vector<double> informations(int l, const std::vector<rigid_transform>& ts, buffer<Acc>& sums) {
-    std::vector<rigid_map> maps;
-    for (const auto& t : ts) maps.push_back(make_rigid(t, width_, height_, l));
-    const std::size_t bins = std::size_t(side(l)) * std::size_t(side(l));
-    const span<Acc> all = scratch(sums, bins * maps.size());
-    accumulate(l, maps, all);
-    std::vector<Acc> h(all.size());
-    ctx_.copy_to_host(h.data(), all.data(), h.size() * sizeof(Acc));
-    std::vector<double> mi;
-    for (std::size_t k = 0; k < maps.size(); ++k) mi.push_back(mutual_information(h.data() + k * bins, side(l)));
-    return mi;
+    const int sd = side(l);
+    const std::size_t bins = std::size_t(sd) * std::size_t(sd);
+    const std::size_t per_batch = std::max<std::size_t>(1, max_batch_bins / bins);
+    std::vector<double> out;
+    out.reserve(ts.size());
+    for (std::size_t first = 0; first < ts.size(); first += per_batch) {
+      std::vector<rigid_map> maps;
+      for (std::size_t k = first; k < std::min(ts.size(), first + per_batch); ++k)
+        maps.push_back(rigid_at_scale(ts[k], width_, height_, scale(l)));
+      const span<Acc> all = scratch(sums, bins * maps.size());
+      accumulate(l, maps, all);
+      if (maps.size() >= device_information_batch) {
+        // A grid: each histogram's information computed where it lies, one number back.
+        const span<double> mi = scratch(informations_, maps.size());
+        scatter(ctx_, std::int64_t(maps.size()), batch_information<Acc>{all.data(), sd}, mi);
+        std::vector<double> m(maps.size());
+        ctx_.copy_to_host(m.data(), mi.data(), m.size() * sizeof(double));
+        out.insert(out.end(), m.begin(), m.end());
+      } else {
+        std::vector<Acc> h(all.size());
+        ctx_.copy_to_host(h.data(), all.data(), h.size() * sizeof(Acc));
+        for (std::size_t k = 0; k < maps.size(); ++k) out.push_back(information_of(h.data() + k * bins, sd));
+      }
+    }
+    return out;
   }
+
+  // Batches of at least this many histograms have their information computed on the backend
+  // (one thread each) rather than copied to the host: a grid, not a few searches' steps.
+  static constexpr std::size_t device_information_batch = 64;
 
   context& ctx_;
   int levels_;
@@ -631,7 +832,9 @@ class engine {
   std::vector<pyramid_level> pyramid_;
   buffer<float> weights_;
   buffer<std::uint32_t> counts_;
-  int evaluations_ = 0;
+  buffer<double> informations_;
+  double search_scale_ = 1;
+  int evaluations_ = 0, calls_ = 0;
 };
 
 // Optimiser parameters: (tx, ty) in full-size pixels and the angle as the arc it moves the image's
@@ -641,6 +844,9 @@ double corner_radius(int width, int height) { return 0.5 * std::hypot(double(wid
 rigid_transform transform_of(const std::array<double, 3>& x, double radius) {
   return {x[0], x[1], x[2] / radius * 180 / pi};
 }
+
+// Starts refined from the grid's best local maxima.
+constexpr std::size_t search_starts = 8;
 
 }  // namespace
 
@@ -653,40 +859,117 @@ std::vector<float> joint_histogram(context& ctx, const grey_image& fixed, const 
   return h.to_vector();
 }
 
+std::string lacks_contrast(const grey_image& image) {
+  std::array<std::int64_t, 256> count{};
+  for (std::uint8_t v : image.pixels) ++count[v];
+  // The grey levels below which 1% and 99% of the pixels lie.
+  const auto level_at = [&](double share) {
+    const double wanted = share * double(image.size());
+    std::int64_t seen = 0;
+    for (int v = 0; v < 256; ++v)
+      if (double(seen += count[std::size_t(v)]) >= wanted) return v;
+    return 255;
+  };
+  const int low = level_at(0.01), high = level_at(0.99);
+  if (high - low >= min_contrast) return "";
+  std::ostringstream s;
+  if (count[std::size_t(low)] == image.size()) s << "blank (every pixel is grey level " << low << ")";
+  else s << "nearly blank (98% of its pixels within grey levels " << low << " to " << high << ")";
+  s << ": nothing to register";
+  return s.str();
+}
+
 registration_result register_images(context& ctx, const grey_image& fixed, const grey_image& moving,
                                     const registration_options& options) {
+  for (const auto& [image, name] : {std::pair{&fixed, "the fixed image"}, std::pair{&moving, "the moving image"}})
+    if (const std::string why = lacks_contrast(*image); !why.empty()) throw input_error(std::string(name) + " is " + why);
   engine e(ctx, fixed, moving, options);
   const double radius = corner_radius(e.width(), e.height());
   const int coarsest = e.levels() - 1;
-  // The grid at the coarsest level: translations of up to 6 of its pixels in steps of 2, angles
-  // of up to 8 degrees in steps of 4 (both steps within the basin that Nelder-Mead then descends).
+  const capture_range range = capture_range_of(e.width(), e.height());
+  const double max_arc = range.angle_deg * pi / 180 * radius;
+  // The grid on the search images over the capture range, symmetric about the zero transform:
+  // translations in steps of one search pixel, rotations in steps that move the corners by a pixel
+  // and a half (points nearer the centre move less).
+  const double shift_step = e.scale(e.search_level()), arc_step = 1.5 * e.scale(e.search_level());
+  const int shifts = int(std::ceil(range.shift / shift_step)), arcs = int(std::ceil(max_arc / arc_step));
+  const int across = 2 * shifts + 1, turns = 2 * arcs + 1;
   std::vector<rigid_transform> grid;
-  const double px = std::ldexp(1.0, coarsest);
-  for (int a = -2; a <= 2; ++a)
-    for (int y = -3; y <= 3; ++y)
-      for (int x = -3; x <= 3; ++x) grid.push_back({2 * x * px, 2 * y * px, 4.0 * a});
-  const std::vector<double> mi = e.mutual_informations(coarsest, grid);
-  const rigid_transform start = grid[std::size_t(std::max_element(mi.begin(), mi.end()) - mi.begin())];
-  std::array<double, 3> x = {start.tx, start.ty, start.angle_deg * pi / 180 * radius};
+  for (int a = -arcs; a <= arcs; ++a)
+    for (int y = -shifts; y <= shifts; ++y)
+      for (int x = -shifts; x <= shifts; ++x) grid.push_back(transform_of({x * shift_step, y * shift_step, a * arc_step}, radius));
+  const std::vector<double> scores = e.mutual_informations(e.search_level(), grid);
+  // Its local maxima (no better neighbour among the 26 around), best first: the starts. A texture
+  // that repeats (bricks) has several of nearly the same height, of which the finer levels tell the
+  // right one.
+  const auto index = [&](int a, int y, int x) { return (std::size_t(a) * across + std::size_t(y)) * across + std::size_t(x); };
+  std::vector<std::size_t> peaks;
+  for (int a = 0; a < turns; ++a)
+    for (int y = 0; y < across; ++y)
+      for (int x = 0; x < across; ++x) {
+        const double here = scores[index(a, y, x)];
+        bool peak = true;
+        for (int da = -1; da <= 1 && peak; ++da)
+          for (int dy = -1; dy <= 1 && peak; ++dy)
+            for (int dx = -1; dx <= 1 && peak; ++dx) {
+              const int na = a + da, ny = y + dy, nx = x + dx;
+              if (na < 0 || na >= turns || ny < 0 || ny >= across || nx < 0 || nx >= across) continue;
+              if (scores[index(na, ny, nx)] > here) peak = false;
+            }
+        if (peak) peaks.push_back(index(a, y, x));
+      }
+  std::stable_sort(peaks.begin(), peaks.end(),
+                   [&](std::size_t p, std::size_t q) { return scores[p] > scores[q]; });
+  if (peaks.size() > search_starts) peaks.resize(search_starts);
+  std::vector<point3> candidates;
+  for (std::size_t p : peaks) candidates.push_back({grid[p].tx, grid[p].ty, grid[p].angle_deg * pi / 180 * radius});
+
   registration_result r;
   r.evaluations_per_level.assign(std::size_t(e.levels()), 0);
   r.evaluations_per_level[std::size_t(coarsest)] = int(grid.size());
-  // Each level starts from the coarser level's result, within its tolerance of 0.05 of the coarser
-  // level's pixels, so a simplex of half a pixel of this level spans the remaining error; the grid
-  // point at the coarsest level is up to a grid step off, so it starts with a whole pixel.
+  // Every refinement stays in the capture range and a grid step beyond: the search never reaches a
+  // transform under which the images barely overlap, where a sparse joint histogram can score
+  // well.
+  const point3 lower = {-range.shift - shift_step, -range.shift - shift_step, -max_arc - arc_step};
+  const point3 upper = {range.shift + shift_step, range.shift + shift_step, max_arc + arc_step};
+  // Nelder-Mead from each start on the search images, then from the best two at the next level and
+  // from the best one at each level after, the starts of a level advancing in lockstep (one
+  // batch of histograms per step).
   for (int l = coarsest; l >= 0; --l) {
     const double unit = std::ldexp(1.0, l);  // one pixel of this level, in full-size pixels
-    const auto objective = [&](const std::array<double, 3>& p) {
-      return -e.mutual_informations(l, {transform_of(p, radius)})[0];
-    };
-    const double step = l == coarsest ? unit : unit / 2;
-    const minimum m = nelder_mead(objective, x, {step, step, step}, 0.05 * unit, 200);
-    x = m.x;
-    r.evaluations_per_level[std::size_t(l)] += m.evaluations;
+    const bool first = l == coarsest;
+    const std::size_t keep = first ? search_starts : l == coarsest - 1 ? 2 : 1;
+    if (candidates.size() > keep) candidates.resize(keep);
+    std::vector<simplex_search> searches;
+    for (const point3& c : candidates) {
+      // The first simplex spans half a grid step, then half a pixel of the level (each start lies
+      // within the coarser level's tolerance); the search images need no finer tolerance than a
+      // fifth of a coarsest pixel, which the next level refines.
+      if (first) searches.emplace_back(c, point3{shift_step / 2, shift_step / 2, arc_step / 2}, lower, upper, 0.2 * unit, 100);
+      else searches.emplace_back(c, point3{unit / 2, unit / 2, unit / 2}, lower, upper, 0.05 * unit, 200);
+    }
+    const int images = first ? e.search_level() : l;
+    run_searches(searches, [&](const std::vector<point3>& points) {
+      std::vector<rigid_transform> ts;
+      for (const point3& p : points) ts.push_back(transform_of(p, radius));
+      std::vector<double> f = e.mutual_informations(images, ts);
+      for (double& v : f) v = -v;
+      return f;
+    });
+    std::vector<std::size_t> order(searches.size());
+    for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return searches[a].best_value() < searches[b].best_value(); });
+    candidates.clear();
+    for (std::size_t c : order) {
+      r.evaluations_per_level[std::size_t(l)] += searches[c].evaluations();
+      candidates.push_back(searches[c].best());
+    }
   }
+  const point3 x = candidates.front();
   r.transform = transform_of(x, radius);
-  const int side = options.levels + 3;
-  r.histogram.resize(std::size_t(side) * side);
+  const int bins_side = options.levels + 3;
+  r.histogram.resize(std::size_t(bins_side) * bins_side);
   {
     buffer<float> h(ctx, r.histogram.size(), lifetime::temporary);
     const hist_plan plan = e.histograms(0, {make_rigid(r.transform, e.width(), e.height(), 0)}, h.view());
@@ -694,9 +977,13 @@ registration_result register_images(context& ctx, const grey_image& fixed, const
     r.plan = plan.n ? plan.describe() : "CUB sort + reduce-by-key";
     r.quantum = e.quantum(0);
   }
-  r.mutual_information = mutual_information(r.histogram.data(), side);
+  r.mutual_information = mutual_information(r.histogram.data(), bins_side);
+  double weight = 0;
+  for (float v : r.histogram) weight += v;
+  r.overlap = weight / double(fixed.size());
   r.registered = e.resampled(r.transform);
   r.evaluations = e.evaluations();
+  r.histogram_calls = e.calls();
   r.pyramid_levels = e.levels();
   return r;
 }
@@ -775,6 +1062,7 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
 // The two images of a request, and what the dataset says about them (levels, truth).
 struct loaded_pair {
   grey_image fixed, moving;
+  std::string fixed_name, moving_name;  // the files they came from
   nlohmann::json params = nlohmann::json::object();  // the bundle's params (or truth.json)
   bool has_truth = false;
   rigid_transform truth;
@@ -786,6 +1074,8 @@ loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const st
     const auto in = find_app("imgreg").open_dataset(inputs.front());
     p.fixed = image_array(in, "fixed");
     p.moving = image_array(in, "moving");
+    p.fixed_name = in.path_of("fixed").string();
+    p.moving_name = in.path_of("moving").string();
     datasets::require_same_size(p.fixed, in.path_of("fixed"), p.moving, in.path_of("moving"));
     p.params = in.params();
     // Generated bundles carry the truth in their parameters (tx, ty, angle).
@@ -799,6 +1089,8 @@ loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const st
     throw usage_error(std::string("imgreg --format image: give -i FIXED -i MOVING") + (truth_allowed ? " [-i TRUTH.json]" : ""));
   p.fixed = datasets::read_grey_image(inputs[0]);
   p.moving = datasets::read_grey_image(inputs[1]);
+  p.fixed_name = inputs[0].string();
+  p.moving_name = inputs[1].string();
   datasets::require_same_size(p.fixed, inputs[0], p.moving, inputs[1]);
   // The bundles' bounds (spec_of): below 8 pixels a side the pyramid and the Parzen window have
   // nothing to register.
@@ -818,7 +1110,8 @@ class imgreg_app final : public app {
   std::string name() const override { return "imgreg"; }
   std::string summary() const override {
     return "rigid image registration by mutual information (SC20 V-D4): joint histograms with cubic B-spline Parzen "
-           "windows, 16 float adds per pixel";
+           "windows, 16 float adds per pixel; finds rotations of up to 25 degrees and translations of up to a fifth of the "
+           "smaller side (the capture range)";
   }
   std::vector<preset> presets() const override {
     auto p = [](int size, int levels, double tx, double ty, double angle) {
@@ -841,7 +1134,9 @@ class imgreg_app final : public app {
   std::vector<std::string> bench_presets() const override { return {"paper-2m", "paper-8m"}; }
   std::vector<file_format> input_formats() const override {
     return {{"image", "two image files of the same size (PNG, JPEG, BMP, TGA, PGM, ... through stb_image; colour becomes "
-                      "grey): -i FIXED -i MOVING; validate takes the truth as a third -i (JSON with tx, ty, angle_deg); gen "
+                      "grey): -i FIXED -i MOVING, the moving one within the capture range of the fixed one (rotated by up to "
+                      "25 degrees, shifted by up to a fifth of the smaller side along each axis); a blank or nearly blank "
+                      "image is refused (exit 3); validate takes the truth as a third -i (JSON with tx, ty, angle_deg); gen "
                       "-o DIR writes DIR/fixed.png, DIR/moving.png, DIR/truth.json"}};
   }
   std::vector<setting> run_settings() const override {
@@ -889,6 +1184,8 @@ class imgreg_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const loaded_pair p = load_pair(r.inputs, r.format, false);
+    for (const auto& [image, name] : {std::pair{&p.fixed, &p.fixed_name}, std::pair{&p.moving, &p.moving_name}})
+      if (const std::string why = lacks_contrast(*image); !why.empty()) throw input_error(*name + ": " + why);
     registration_options o;
     o.levels = levels_of(r.settings, p);
     o.variant = r.variant.empty() ? "hist" : r.variant;
@@ -907,18 +1204,22 @@ class imgreg_app final : public app {
     out.params()["levels"] = o.levels;
     out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", o.variant},
                   {"transform", transform_json(res.transform)}, {"mutual_information", res.mutual_information},
+                  {"overlap", res.overlap},
                   {"evaluations", res.evaluations}, {"evaluations_per_level", res.evaluations_per_level},
+                  {"histogram_calls", res.histogram_calls},
                   {"pyramid_levels", res.pyramid_levels}, {"plan", res.plan}, {"histogram_quantum", res.quantum},
                   {"registration_ms", ms}};
     out.finish();
     std::ostringstream s;
     s << "imgreg: " << p.fixed.width << " x " << p.fixed.height << " pixels, " << o.levels << " levels on " << ctx.describe()
       << "\n  " << o.variant << ": (" << res.transform.tx << ", " << res.transform.ty << ") px, " << res.transform.angle_deg
-      << " deg, MI " << res.mutual_information << "; " << res.evaluations << " histograms, " << ms
+      << " deg, MI " << res.mutual_information << " over " << std::lround(100 * res.overlap) << "% of the fixed image; "
+      << res.evaluations << " histograms, " << ms
       << " ms (decoding excluded)";
     if (r.verbose) {
       s << "\n  histograms per pyramid level (full size first):";
       for (int n : res.evaluations_per_level) s << " " << n;
+      s << "; " << res.histogram_calls << " calls of the histogram step, one after another";
       s << "\n  full-size histogram: " << res.plan;
     }
     return s.str();
