@@ -88,11 +88,17 @@ validate::float_histogram reference_histogram(const grey_image& fixed, const gre
 }
 
 namespace {
-// The mutual information of a joint histogram of side x side bins. With v the bins, r and c the
-// row and column sums and T the total, MI = (sum v log v - sum r log r - sum c log c) / T + log T:
-// two passes and no arrays, so that a device thread computes it for one histogram of a batch.
+// The mutual information of a joint histogram of side x side bins, and its total weight (the
+// overlapping pixels, each adding weights that sum to one, or to one over the quantum in fixed
+// point). With v the bins, r and c the row and column sums and T the total,
+// MI = (sum v log v - sum r log r - sum c log c) / T + log T: two passes and no arrays, so that a
+// device thread computes it for one histogram of a batch.
+struct information {
+  double mutual = 0, total = 0;
+};
+
 template <class T>
-SOAC_HD double information_of(const T* histogram, int side) {
+SOAC_HD information information_of(const T* histogram, int side) {
   double total = 0, cells = 0, rows = 0, cols = 0;
   for (int a = 0; a < side; ++a) {
     double r = 0;
@@ -109,23 +115,25 @@ SOAC_HD double information_of(const T* histogram, int side) {
     for (int a = 0; a < side; ++a) c += double(histogram[a * side + b]);
     if (c > 0) cols += c * log(c);
   }
-  if (!(total > 0)) return 0;
-  return (cells - rows - cols) / total + log(total);
+  if (!(total > 0)) return {};
+  return {(cells - rows - cols) / total + log(total), total};
 }
 
-// information_of for each histogram of a batch (side^2 bins each).
+// information_of for each histogram of a batch (side^2 bins each): the mutual information to the
+// first destination, the total to the second.
 template <class T>
 struct batch_information {
   const T* histograms;
   int side;
-  SOAC_HD write_at<std::int64_t, double> operator()(std::int64_t h) const {
-    return {h, information_of(histograms + h * side * side, side)};
+  SOAC_HD auto operator()(std::int64_t h) const {
+    const information i = information_of(histograms + h * side * side, side);
+    return writes(write_at<std::int64_t, double>{h, i.mutual}, write_at<std::int64_t, double>{h, i.total});
   }
 };
 }  // namespace
 
-double mutual_information(const float* histogram, int side) { return information_of(histogram, side); }
-double mutual_information(const std::uint32_t* histogram, int side) { return information_of(histogram, side); }
+double mutual_information(const float* histogram, int side) { return information_of(histogram, side).mutual; }
+double mutual_information(const std::uint32_t* histogram, int side) { return information_of(histogram, side).mutual; }
 
 // ---- The generator.
 
@@ -632,6 +640,18 @@ void stretch_contrast(std::vector<float>& image) {
   for (float& v : image) v = float(std::clamp((v - low) * 255.0 / (high - low), 0.0, 255.0));
 }
 
+// How well a transform aligns the images: the mutual information of the joint histogram, and the
+// overlap, the share of the fixed image's pixels that fall inside the moving image.
+struct match {
+  double information = 0, overlap = 0;
+  // The information per pixel of the whole fixed image, those outside the overlap explaining
+  // nothing: mutual information falls as a textureless background joins the overlap, so it
+  // favours transforms that push the background out of it (a single cell on an even background
+  // scores best rotated about itself to the edge of the range), while this rises with each pixel
+  // the overlap gains, as long as the two images agree there.
+  double explained() const { return information * overlap; }
+};
+
 // The registration's device state: the pyramid and the histogram buffers.
 class engine {
  public:
@@ -720,10 +740,10 @@ class engine {
     return plan;
   }
 
-  // The mutual information of each transform at level l (from the fixed-point sums as they are:
-  // the scale cancels).
-  std::vector<double> mutual_informations(int l, const std::vector<rigid_transform>& ts) {
-    return method_.fixed ? informations(l, ts, counts_) : informations(l, ts, weights_);
+  // How well each transform aligns the images at level l: the mutual information (from the
+  // fixed-point sums as they are: the scale cancels) and the overlap.
+  std::vector<match> matches(int l, const std::vector<rigid_transform>& ts) {
+    return method_.fixed ? matches_of(l, ts, counts_) : matches_of(l, ts, weights_);
   }
 
   // The registered image: the moving image resampled into the fixed frame under t.
@@ -793,11 +813,13 @@ class engine {
   static constexpr std::size_t max_batch_bins = std::size_t{1} << 24;
 
   template <class Acc>
-  std::vector<double> informations(int l, const std::vector<rigid_transform>& ts, buffer<Acc>& sums) {
+  std::vector<match> matches_of(int l, const std::vector<rigid_transform>& ts, buffer<Acc>& sums) {
     const int sd = side(l);
     const std::size_t bins = std::size_t(sd) * std::size_t(sd);
     const std::size_t per_batch = std::max<std::size_t>(1, max_batch_bins / bins);
-    std::vector<double> out;
+    // A total of weights as a share of the level's pixels.
+    const double per_pixel = (quantum(l) > 0 ? quantum(l) : 1.0) / double(pyramid_[std::size_t(l)].pixels());
+    std::vector<match> out;
     out.reserve(ts.size());
     for (std::size_t first = 0; first < ts.size(); first += per_batch) {
       std::vector<rigid_map> maps;
@@ -806,16 +828,20 @@ class engine {
       const span<Acc> all = scratch(sums, bins * maps.size());
       accumulate(l, maps, all);
       if (maps.size() >= device_information_batch) {
-        // A grid: each histogram's information computed where it lies, one number back.
-        const span<double> mi = scratch(informations_, maps.size());
-        scatter(ctx_, std::int64_t(maps.size()), batch_information<Acc>{all.data(), sd}, mi);
-        std::vector<double> m(maps.size());
-        ctx_.copy_to_host(m.data(), mi.data(), m.size() * sizeof(double));
-        out.insert(out.end(), m.begin(), m.end());
+        // A grid: each histogram's information computed where it lies, two numbers back.
+        const span<double> mutual = scratch(mutual_, maps.size()), total = scratch(total_, maps.size());
+        scatter(ctx_, std::int64_t(maps.size()), batch_information<Acc>{all.data(), sd}, mutual, total);
+        std::vector<double> m(maps.size()), t(maps.size());
+        ctx_.copy_to_host(m.data(), mutual.data(), m.size() * sizeof(double));
+        ctx_.copy_to_host(t.data(), total.data(), t.size() * sizeof(double));
+        for (std::size_t k = 0; k < maps.size(); ++k) out.push_back({m[k], t[k] * per_pixel});
       } else {
         std::vector<Acc> h(all.size());
         ctx_.copy_to_host(h.data(), all.data(), h.size() * sizeof(Acc));
-        for (std::size_t k = 0; k < maps.size(); ++k) out.push_back(information_of(h.data() + k * bins, sd));
+        for (std::size_t k = 0; k < maps.size(); ++k) {
+          const information i = information_of(h.data() + k * bins, sd);
+          out.push_back({i.mutual, i.total * per_pixel});
+        }
       }
     }
     return out;
@@ -832,7 +858,7 @@ class engine {
   std::vector<pyramid_level> pyramid_;
   buffer<float> weights_;
   buffer<std::uint32_t> counts_;
-  buffer<double> informations_;
+  buffer<double> mutual_, total_;
   double search_scale_ = 1;
   int evaluations_ = 0, calls_ = 0;
 };
@@ -898,7 +924,10 @@ registration_result register_images(context& ctx, const grey_image& fixed, const
   for (int a = -arcs; a <= arcs; ++a)
     for (int y = -shifts; y <= shifts; ++y)
       for (int x = -shifts; x <= shifts; ++x) grid.push_back(transform_of({x * shift_step, y * shift_step, a * arc_step}, radius));
-  const std::vector<double> scores = e.mutual_informations(e.search_level(), grid);
+  // On the search images, whose smoothing leaves little but the largest structures, every
+  // transform is scored by the information it explains over the whole fixed image (explained()).
+  std::vector<double> scores;
+  for (const match& m : e.matches(e.search_level(), grid)) scores.push_back(m.explained());
   // Its local maxima (no better neighbour among the 26 around), best first: the starts. A texture
   // that repeats (bricks) has several of nearly the same height, of which the finer levels tell the
   // right one.
@@ -952,8 +981,8 @@ registration_result register_images(context& ctx, const grey_image& fixed, const
     run_searches(searches, [&](const std::vector<point3>& points) {
       std::vector<rigid_transform> ts;
       for (const point3& p : points) ts.push_back(transform_of(p, radius));
-      std::vector<double> f = e.mutual_informations(images, ts);
-      for (double& v : f) v = -v;
+      std::vector<double> f;
+      for (const match& m : e.matches(images, ts)) f.push_back(-(first ? m.explained() : m.information));
       return f;
     });
     std::vector<std::size_t> order(searches.size());
