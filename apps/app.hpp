@@ -123,18 +123,18 @@ struct app_info {
 
 class app {
  public:
-  explicit app(app_info info = {}) : info_(std::move(info)) {}
+  explicit app(app_info info) : info_(std::move(info)) {}
   virtual ~app() = default;
-  virtual std::string name() const { return info_.name; }
-  virtual std::string summary() const { return info_.summary; }
-  virtual std::vector<preset> presets() const { return info_.presets; }
-  virtual std::vector<std::string> variants() const { return info_.variants; }
-  virtual std::string variant_settings() const { return info_.variant_settings; }
-  virtual std::vector<std::string> bench_presets() const { return info_.bench_presets; }
-  virtual std::vector<file_format> input_formats() const { return info_.input_formats; }
-  virtual std::vector<setting> run_settings() const { return info_.run_settings; }
-  virtual std::vector<file_format> expected_formats() const { return info_.expected_formats; }
-  virtual bool scales_over_devices() const { return info_.scales_over_devices; }
+  std::string name() const { return info_.name; }
+  std::string summary() const { return info_.summary; }
+  std::vector<preset> presets() const { return info_.presets; }
+  std::vector<std::string> variants() const { return info_.variants; }
+  std::string variant_settings() const { return info_.variant_settings; }
+  std::vector<std::string> bench_presets() const { return info_.bench_presets; }
+  std::vector<file_format> input_formats() const { return info_.input_formats; }
+  std::vector<setting> run_settings() const { return info_.run_settings; }
+  std::vector<file_format> expected_formats() const { return info_.expected_formats; }
+  bool scales_over_devices() const { return info_.scales_over_devices; }
   // A result against an original program's output file, by that program's own rule (ok: within
   // it); the summary names the largest deviation and where. input_error for a malformed file.
   // Apps without expected_formats() refuse (usage_error).

@@ -1,5 +1,7 @@
 // The imgreg app: the joint histogram against the sequential reference, whole registrations that
-// recover the generator's transform, image files in and out, and bad image inputs.
+// recover the generator's transform and a brick wall's across the capture range, image files in
+// and out, and bad image inputs (blank ones included).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +11,7 @@
 #include "apps/imgreg/imgreg.hpp"
 #include "datasets/bundle.hpp"
 #include "datasets/image.hpp"
+#include "datasets/random.hpp"
 #include "tests/app_fixture.hpp"
 #include "validate/imgreg.hpp"
 
@@ -22,6 +25,67 @@ class ImgregApp : public testing::app_test {
  protected:
   ir::image_pair tiny_pair(const validate::rigid_transform& t = {4.6, -3.3, 2.5}) { return ir::generate_pair(128, 128, t, 3.0, 5); }
 };
+
+// A brick wall: staggered 24 x 12 bricks of random greys, 2-pixel mortar and a grain of value
+// noise 2.5 pixels across, a smooth function of the point so that a moved copy is exact. It
+// repeats every brick, and at the coarsest level its grain is nearly white noise, whose
+// similarity peaks within a pixel: the case issue 38 (item 6) found failing on a photograph of
+// bricks. The grain is value noise (random values on a lattice, blended with a smooth step).
+double uniform_at(std::uint64_t key, std::int64_t i, std::int64_t j) {
+  return double(datasets::splitmix64(datasets::keyed_word(key, std::uint64_t(i)) ^ std::uint64_t(j)) >> 11) * 0x1.0p-53;
+}
+double smooth_step(double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  return t * t * (3 - 2 * t);
+}
+// Value noise of the given key `scale` pixels across at (x, y), in [0, 1].
+double grain(std::uint64_t key, double scale, double x, double y) {
+  const double gx = x / scale, gy = y / scale, fx = std::floor(gx), fy = std::floor(gy);
+  const auto lattice = [&](double i, double j) { return uniform_at(key, std::int64_t(i), std::int64_t(j)); };
+  const double sx = smooth_step(gx - fx), sy = smooth_step(gy - fy);
+  const double top = lattice(fx, fy) + sx * (lattice(fx + 1, fy) - lattice(fx, fy));
+  const double bottom = lattice(fx, fy + 1) + sx * (lattice(fx + 1, fy + 1) - lattice(fx, fy + 1));
+  return top + sy * (bottom - top);
+}
+double brick_wall(double x, double y) {
+  constexpr double width = 24, height = 12, mortar = 2;
+  const double row = std::floor(y / height), shifted = x + std::fmod(std::fabs(row), 2.0) * width / 2;
+  const double column = std::floor(shifted / width);
+  // How far inside its brick the point lies (negative in the mortar), blended over a pixel.
+  const double inside = std::min(std::min(shifted - column * width - mortar, (column + 1) * width - shifted),
+                                 std::min(y - row * height - mortar, (row + 1) * height - y));
+  const double brick = 90 + 80 * uniform_at(11, std::int64_t(row), std::int64_t(column));
+  return 50 + smooth_step(inside + 0.5) * (brick - 50) + 60 * (grain(12, 2.5, x, y) - 0.5);
+}
+
+// A microscope's view of one round cell on an even background with a faint grain (scikit-image's
+// cell.png): the cell alone fixes the translation, and rotations about it differ only in the
+// grain, which the search images smooth away. Mutual information there rises as the overlap
+// sheds background, so it is highest rotated about the cell to the edge of the range.
+double cell_scene(double x, double y, int width, int height) {
+  const double d = std::hypot(x - 0.75 * width, y - 0.55 * height);
+  return 70 + 30 * (grain(13, 3.0, x, y) - 0.5) + 120 * smooth_step((0.14 * width - d) / 2 + 0.5);
+}
+
+// A scene and a copy moved by `t` (the app's geometry: moving(q) = fixed(p) for
+// q = R(angle) (p - c) + c + (tx, ty)).
+template <class Scene>
+ir::image_pair scene_pair(int width, int height, const validate::rigid_transform& t, Scene scene) {
+  ir::image_pair out;
+  out.fixed = {width, height, std::vector<std::uint8_t>(std::size_t(width) * std::size_t(height))};
+  out.moving = out.fixed;
+  const double a = t.angle_deg * 3.14159265358979323846 / 180, cs = std::cos(a), sn = std::sin(a);
+  const double cx = (width - 1) / 2.0, cy = (height - 1) / 2.0;
+  const auto grey = [](double v) { return std::uint8_t(std::clamp(std::lround(v), 0L, 255L)); };
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const std::size_t i = std::size_t(y) * std::size_t(width) + std::size_t(x);
+      out.fixed.pixels[i] = grey(scene(x, y));
+      const double qx = x - cx - t.tx, qy = y - cy - t.ty;
+      out.moving.pixels[i] = grey(scene(cs * qx + sn * qy + cx, -sn * qx + cs * qy + cy));
+    }
+  return out;
+}
 
 TEST_P(ImgregApp, HistogramMatchesTheReference) {
   const auto pair = tiny_pair();
@@ -132,6 +196,77 @@ TEST_P(ImgregApp, FindsLargeShifts) {
   EXPECT_TRUE(report.ok()) << report.describe("transform parameters");
   EXPECT_EQ(r.pyramid_levels, 3);
   EXPECT_EQ(r.registered.width, 256);
+}
+
+// 20 degrees and 30 pixels on the brick wall, both ways round: the earlier search (a grid of
+// +-8 degrees at the coarsest level, then an unbounded Nelder-Mead) landed 46 pixels and 13
+// degrees off on the first, 33 pixels and 21 degrees off on the second.
+TEST_P(ImgregApp, FindsTwentyDegreesAndThirtyPixelsOnBricks) {
+  for (const validate::rigid_transform truth : {validate::rigid_transform{24.0, 18.0, 20.0}, {-18.0, 24.0, -20.0}}) {
+    SCOPED_TRACE(truth.angle_deg);
+    const auto pair = scene_pair(256, 256, truth, brick_wall);
+    const auto r = ir::register_images(ctx(), pair.fixed, pair.moving, {64, "hist"});
+    const auto report = validate::compare_transform(truth, r.transform, 0.5, 0.1);
+    EXPECT_TRUE(report.ok()) << report.describe("transform parameters");
+    EXPECT_GT(r.mutual_information, 1.0);
+    EXPECT_GT(r.overlap, 0.6);
+    EXPECT_LT(r.overlap, 0.9);  // 30 pixels and 20 degrees leave parts of the fixed image uncovered
+  }
+}
+
+// The search scores transforms by the information they explain over the whole fixed image: by
+// mutual information alone it slid along the rotations about the cell to the edge of the range
+// (23-32 degrees and 26-36 pixels off on all three), and the earlier search's unbounded simplex
+// drifted to 89 and -118 degrees on two of them.
+TEST_P(ImgregApp, FindsARoundCellOnAnEvenBackground) {
+  for (const validate::rigid_transform truth : {validate::rigid_transform{7.0, 3.0, 3.0}, {-5.0, 6.0, -4.0}, {4.0, -8.0, 6.0}}) {
+    SCOPED_TRACE(truth.angle_deg);
+    const auto pair = scene_pair(256, 256, truth, [](double x, double y) { return cell_scene(x, y, 256, 256); });
+    const auto r = ir::register_images(ctx(), pair.fixed, pair.moving, {64, "hist"});
+    const auto report = validate::compare_transform(truth, r.transform, 0.5, 0.1);
+    EXPECT_TRUE(report.ok()) << report.describe("transform parameters");
+    EXPECT_GT(r.overlap, 0.9);
+  }
+}
+
+// The capture range, and the search's bounds: a pair moved far beyond it (155 degrees and 78
+// pixels) gets a transform inside it, never one under which the images barely overlap.
+TEST_P(ImgregApp, StaysInTheCaptureRange) {
+  const auto range = ir::capture_range_of(256, 200);
+  EXPECT_DOUBLE_EQ(range.shift, 40.0);
+  EXPECT_DOUBLE_EQ(range.angle_deg, 25.0);
+  const auto pair = scene_pair(192, 192, {60.0, -50.0, 155.0}, brick_wall);
+  const auto r = ir::register_images(ctx(), pair.fixed, pair.moving, {32, "hist"});
+  const double bound = ir::capture_range_of(192, 192).shift;
+  // A grid step beyond the range at most: a pixel of the search images (192 / 32 = 6 pixels) and
+  // a pixel and a half of arc at the corners (radius 136: 3.8 degrees).
+  EXPECT_LE(std::fabs(r.transform.tx), bound + 6.0);
+  EXPECT_LE(std::fabs(r.transform.ty), bound + 6.0);
+  EXPECT_LE(std::fabs(r.transform.angle_deg), 25.0 + 3.8);
+  EXPECT_GT(r.overlap, 0.4);
+}
+
+// An image with nothing to register is an input error naming it, from the app and the API alike.
+TEST_P(ImgregApp, RefusesBlankImages) {
+  const auto dir = gen("imgreg", "tiny", "images", {}, "image");
+  datasets::write_png(path("blank.png"), {128, 128, std::vector<std::uint8_t>(128 * 128, 7)});
+  const auto blank = error_of<input_error>([&] { run("imgreg", {dir / "fixed.png", path("blank.png")}, "", {}, "image"); });
+  EXPECT_NE(blank.find("blank.png: blank (every pixel is grey level 7): nothing to register"), std::string::npos) << blank;
+  // Nearly blank: one pixel in 200 bright, the rest within 3 grey levels.
+  datasets::grey_image nearly{128, 128, std::vector<std::uint8_t>(128 * 128)};
+  for (std::size_t i = 0; i < nearly.pixels.size(); ++i) nearly.pixels[i] = std::uint8_t(i % 200 == 0 ? 200 : 40 + i % 4);
+  datasets::write_png(path("nearly.png"), nearly);
+  const auto faint = error_of<input_error>([&] { run("imgreg", {path("nearly.png"), dir / "moving.png"}, "", {}, "image"); });
+  EXPECT_NE(faint.find("nearly.png: nearly blank (98% of its pixels within grey levels 40 to 43)"), std::string::npos) << faint;
+  // A dim image with a little contrast is something to register: grey levels 40 to 46.
+  datasets::grey_image dim{128, 128, std::vector<std::uint8_t>(128 * 128)};
+  for (std::size_t i = 0; i < dim.pixels.size(); ++i) dim.pixels[i] = std::uint8_t(40 + i * 7919 % 7);
+  EXPECT_EQ(ir::lacks_contrast(dim), "");
+  // The API refuses too (a bundle's images, or a caller's).
+  const auto pair = tiny_pair();
+  const datasets::grey_image flat{128, 128, std::vector<std::uint8_t>(128 * 128, 255)};
+  const auto api = error_of<input_error>([&] { ir::register_images(ctx(), pair.fixed, flat, {32, "hist"}); });
+  EXPECT_NE(api.find("the moving image is blank (every pixel is grey level 255)"), std::string::npos) << api;
 }
 
 TEST_P(ImgregApp, ImageFilesInAndOut) {

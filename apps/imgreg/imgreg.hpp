@@ -22,7 +22,9 @@
 #pragma once
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/context.hpp"
@@ -162,11 +164,13 @@ struct registration_result {
   double mutual_information = 0;
   int evaluations = 0;       // joint histograms computed (a batched grid counts each transform)
   std::vector<int> evaluations_per_level;  // of them at each pyramid level, full size first
+  int histogram_calls = 0;   // calls of the histogram step (a batch each), one after another
   int pyramid_levels = 0;
   std::vector<float> histogram;        // (levels + 3)^2 at full size under `transform`
   datasets::grey_image registered;     // moving resampled into the fixed frame (0 outside)
   std::string plan;                    // what the full-size histogram ran as
   double quantum = 0;                  // of the full-size histogram's fixed-point sums (0: float sums)
+  double overlap = 0;                  // the fraction of the fixed image that overlaps the moving one
 };
 
 // One joint histogram ((levels + 3)^2 bins) of the full-size images under `t`, computed on ctx
@@ -176,9 +180,26 @@ std::vector<float> joint_histogram(context& ctx, const datasets::grey_image& fix
                                    const validate::rigid_transform& t, int levels, const std::string& variant,
                                    double* quantum = nullptr);
 
+// The transforms the registration searches: translations of up to `shift` pixels along each axis
+// (a fifth of the images' smaller side) and rotations of up to `angle_deg` either way. The search
+// and its refinement never leave this range (and a grid step beyond it), so a transform outside it
+// is not found: some transform inside is returned instead.
+struct capture_range {
+  double shift, angle_deg;
+};
+inline capture_range capture_range_of(int width, int height) { return {0.2 * std::min(width, height), 25.0}; }
+
+// Why an image has nothing to register, or empty when it has something: blank, or nearly so (the
+// 1st to 99th percentile of its grey levels less than min_contrast apart, under one intensity
+// level of the default 64, so that the joint histogram has one column and no information).
+inline constexpr int min_contrast = 4;
+std::string lacks_contrast(const datasets::grey_image& image);
+
 // The whole registration on ctx, from decoded images to the final histogram and registered image
-// on the host: coarse-to-fine on an image pyramid, a grid of transforms at the coarsest level (one
-// batched histogram), then Nelder-Mead on (tx, ty, angle) at each level.
+// on the host: coarse-to-fine on an image pyramid, a grid of transforms over the capture range on
+// smoothed images the size of the coarsest level or smaller (one batched histogram), then
+// Nelder-Mead on (tx, ty, angle) from its best local maxima, narrowed to one level by level, in the
+// capture range. input_error when either image lacks contrast (lacks_contrast).
 registration_result register_images(context& ctx, const datasets::grey_image& fixed, const datasets::grey_image& moving,
                                     const registration_options& options);
 

@@ -7,58 +7,24 @@
 // 2^-s, plus<std::uint32_t>: native shared-memory atomics, exact and deterministic sums) and
 // converted to float at the end; acc=float sums floats, as the paper does. A derivative-free
 // optimiser (Nelder-Mead) on the host maximises the mutual information coarse-to-fine on an
-// image pyramid, after a grid of transforms at the coarsest level (one batched histogram), so
-// that shifts of tens of pixels are found.
+// image pyramid, after a grid over the capture range (capture_range_of) on smoothed search images
+// (one batched histogram) whose best local maxima it refines side by side, so that rotations of
+// tens of degrees and shifts of tens of pixels are found.
 //
 // Variants: `hist` (soac::hist, default) and `sort` (the paper's PyTorch approach with CUB: every
 // update materialised, sorted by bin, reduced by key; cuda only). `soac bench imgreg` times the
 // histogram step of both at the paper's sizes in the same run, and the whole registration.
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <cmath>
-#include <functional>
-#include <iomanip>
-#include <sstream>
-
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
-
-#include "apps/app.hpp"
-#include "apps/hist_apps.hpp"
-#include "apps/imgreg/imgreg.hpp"
-#include "core/buffer.hpp"
-#include "core/cuda_check.hpp"
-#include "core/error.hpp"
-#include "core/hist.cuh"
-#include "core/scatter.cuh"
-#include "datasets/binary_file.hpp"
-#include "datasets/bundle.hpp"
-#include "datasets/image.hpp"
-#include "datasets/random.hpp"
+//
+// The parts, in reading order: histogram.cuh, search.hpp, engine.cuh; this file holds the
+// generator, the registration and the app class.
+#include "apps/imgreg/engine.cuh"
 
 namespace soac::apps::imgreg {
 
-using datasets::grey_image;
-using validate::rigid_transform;
-
-constexpr double pi = 3.14159265358979323846;
-
+// Pyramid level l: a scale of 2^l (exact binary fractions throughout).
 rigid_map make_rigid(const rigid_transform& t, int width, int height, int level) {
-  // Full-size centre c0 = ((W - 1) / 2, (H - 1) / 2); level-l index x_l = (x_0 - b) / 2^l with
-  // b = (2^l - 1) / 2, so c_l = (c0 - b) / 2^l and t_l = t / 2^l (all exact binary fractions).
-  const double f = std::ldexp(1.0, level), b = (f - 1) / 2;
-  const double cx = ((width - 1) / 2.0 - b) / f, cy = ((height - 1) / 2.0 - b) / f;
-  const double a = t.angle_deg * pi / 180;
-  return {float(std::cos(a)), float(std::sin(a)), float(cx), float(cy), float(cx + t.tx / f), float(cy + t.ty / f)};
+  return rigid_at_scale(t, width, height, std::ldexp(1.0, level));
 }
-
-namespace {
-
-// Pixels of a grey image as floats (the histogram's and the pyramid's type).
-std::vector<float> as_floats(const grey_image& im) { return std::vector<float>(im.pixels.begin(), im.pixels.end()); }
-
-}  // namespace
 
 validate::float_histogram reference_histogram(const grey_image& fixed, const grey_image& moving, const rigid_transform& t,
                                               int levels) {
@@ -78,31 +44,8 @@ validate::float_histogram reference_histogram(const grey_image& fixed, const gre
   return h;
 }
 
-namespace {
-template <class T>
-double mutual_information_of(const T* histogram, int side) {
-  std::vector<double> rows(std::size_t(side), 0.0), cols(std::size_t(side), 0.0);
-  double total = 0;
-  for (int a = 0; a < side; ++a)
-    for (int b = 0; b < side; ++b) {
-      const double v = histogram[std::size_t(a) * side + b];
-      rows[std::size_t(a)] += v;
-      cols[std::size_t(b)] += v;
-      total += v;
-    }
-  if (!(total > 0)) return 0;
-  double mi = 0;
-  for (int a = 0; a < side; ++a)
-    for (int b = 0; b < side; ++b) {
-      const double v = histogram[std::size_t(a) * side + b];
-      if (v > 0) mi += v / total * std::log(v * total / (rows[std::size_t(a)] * cols[std::size_t(b)]));
-    }
-  return mi;
-}
-}  // namespace
-
-double mutual_information(const float* histogram, int side) { return mutual_information_of(histogram, side); }
-double mutual_information(const std::uint32_t* histogram, int side) { return mutual_information_of(histogram, side); }
+double mutual_information(const float* histogram, int side) { return information_of(histogram, side).mutual; }
+double mutual_information(const std::uint32_t* histogram, int side) { return information_of(histogram, side).mutual; }
 
 // ---- The generator.
 
@@ -169,481 +112,6 @@ image_pair generate_pair(int width, int height, const rigid_transform& truth, do
   return out;
 }
 
-namespace {
-
-// ---- The histogram step on the device (or host backend).
-
-// Pixels visited in an order that gives the 32 lanes of a warp pixels from 32 different stripes
-// of the image: element e is pixel (e mod 32) * stripe + e / 32 (lane_bits = 5). Neighbouring
-// pixels have nearly the same intensities, so in row order (lane_bits = 0: element e is pixel
-// e) a warp's 32 pixels mostly add to the same 16 bins, and float adds into shared memory are
-// compare-and-swap loops in hardware that retry on every collision; pixels ~stripe apart fall on
-// unrelated bins. Each lane still walks its stripe in order, so the images are read in 32
-// sequential streams.
-//
-// Acc: how the weights are summed: float (the paper's float-add histogram) or std::uint32_t, the
-// weights in quanta of 1 / scale (fixed point, see product_quanta), which shared memory adds
-// natively.
-template <class Acc>
-struct joint_updates {
-  image_view fixed, moving;
-  float to_levels;
-  std::int32_t side;
-  rigid_map single;
-  const rigid_map* batch;       // one map per histogram (histogram h at bins [h side^2, ...)), or null
-  std::int64_t stripe;          // ceil(pixels / 2^lane_bits)
-  std::uint32_t per_image;      // elements per histogram: 2^lane_bits * stripe
-  fast_divisor image_div;       // by per_image
-  fast_divisor width_div;
-  std::uint32_t lane_bits;      // 5: 32 stripes, 0: row order
-  float scale;                  // fixed point: 2^s, the quanta per unit of weight
-
-  SOAC_HD bin_values<Acc, 16> operator()(std::int64_t i) const {
-    std::uint32_t h = 0, e = std::uint32_t(i);
-    if (batch) {
-      h = image_div.divide(e);
-      e -= h * per_image;
-    }
-    const std::int64_t p = std::int64_t(e & ((1u << lane_bits) - 1)) * stripe + (e >> lane_bits);
-    pixel_contribution c{};
-    if (p < std::int64_t(fixed.width) * fixed.height) {
-      const std::uint32_t py = width_div.divide(std::uint32_t(p));
-      const int px = int(std::uint32_t(p) - py * std::uint32_t(fixed.width));
-      c = contribution(fixed, moving, batch ? batch[h] : single, to_levels, side, px, int(py));
-    }
-    // A pixel outside the moving image gets bins below zero, which hist ignores: one select per
-    // pixel rather than one per update (64-bit bins: two instructions each).
-    const std::int64_t first = c.valid ? std::int64_t(h) * side * side + c.first_bin : std::int64_t{-1} << 40;
-    bin_values<Acc, 16> r;
-    for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 4; ++b) {
-        r[4 * a + b].bin = first + (a * side + b);
-        if constexpr (std::is_same_v<Acc, float>) r[4 * a + b].value = c.value(a, b);
-        else r[4 * a + b].value = c.quanta(a, b, scale);
-      }
-    return r;
-  }
-};
-
-// The sort variant's materialisation: every element's 16 (bin, value) pairs, ignored ones under
-// the key `ignored` (above every bin, so they sort last).
-__global__ void materialize_updates(joint_updates<float> f, std::int64_t n, unsigned ignored, unsigned* keys, float* values) {
-  const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const auto r = f(i);
-  for (int k = 0; k < 16; ++k) {
-    keys[16 * i + k] = r[k].bin < 0 ? ignored : unsigned(r[k].bin);
-    values[16 * i + k] = r[k].value;
-  }
-}
-
-// histo[unique[r]] = sums[r] for each of the *runs runs that is a bin.
-__global__ void scatter_runs(const unsigned* unique, const float* sums, const std::int64_t* runs, std::int64_t bins,
-                             float* histo) {
-  const std::int64_t r = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (r < *runs && unique[r] < bins) histo[unique[r]] = sums[r];
-}
-
-// The joint histogram by sorting (the paper's PyTorch approach: group equal keys, then sum).
-void sorted_histogram(context& ctx, const joint_updates<float>& f, std::int64_t n, span<float> histo) {
-  if (!ctx.is_cuda()) throw usage_error("imgreg: the sort variant is CUB's device sort and needs --backend cuda");
-  const std::int64_t bins = std::int64_t(histo.size()), updates = 16 * n;
-  if (updates > std::int64_t(INT32_MAX))
-    throw resource_error("imgreg: the sort variant sorts " + std::to_string(updates) + " updates, beyond CUB's 2^31 items");
-  const unsigned ignored = unsigned(bins);
-  int end_bit = 1;
-  while ((std::int64_t{1} << end_bit) <= bins) ++end_bit;
-  buffer<unsigned> keys(ctx, std::size_t(updates), lifetime::temporary), sorted_keys(ctx, std::size_t(updates), lifetime::temporary);
-  buffer<float> values(ctx, std::size_t(updates), lifetime::temporary), sorted_values(ctx, std::size_t(updates), lifetime::temporary);
-  buffer<unsigned> unique(ctx, std::size_t(bins + 1), lifetime::temporary);
-  buffer<float> sums(ctx, std::size_t(bins + 1), lifetime::temporary);
-  buffer<std::int64_t> runs(ctx, 1, lifetime::temporary);
-  constexpr int block = 256;
-  if (n > 0) {
-    materialize_updates<<<unsigned((n + block - 1) / block), block, 0, ctx.stream()>>>(f, n, ignored, keys.data(), values.data());
-    SOAC_CHECK_LAUNCH("materialize_updates");
-  }
-  std::size_t sort_bytes = 0, reduce_bytes = 0;
-  SOAC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), sorted_keys.data(), values.data(),
-                                                  sorted_values.data(), int(updates), 0, end_bit, ctx.stream()));
-  SOAC_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, reduce_bytes, sorted_keys.data(), unique.data(), sorted_values.data(),
-                                                 sums.data(), runs.data(), plus<float>{}, int(updates), ctx.stream()));
-  buffer<unsigned char> temp(ctx, std::max(sort_bytes, reduce_bytes) + 1, lifetime::temporary);
-  SOAC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, keys.data(), sorted_keys.data(), values.data(),
-                                                  sorted_values.data(), int(updates), 0, end_bit, ctx.stream()));
-  SOAC_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp.data(), reduce_bytes, sorted_keys.data(), unique.data(),
-                                                 sorted_values.data(), sums.data(), runs.data(), plus<float>{}, int(updates),
-                                                 ctx.stream()));
-  scatter_runs<<<unsigned((bins + 1 + block - 1) / block), block, 0, ctx.stream()>>>(unique.data(), sums.data(), runs.data(),
-                                                                                     bins, histo.data());
-  SOAC_CHECK_LAUNCH("scatter_runs");
-}
-
-// How the histogram step runs: NAME[,acc=fixed|float][,order=stripes|rows][,hist settings] with
-// NAME hist or sort. acc: the weights summed as 32-bit fixed-point integers (the default: shared
-// memory adds integers natively, while its float adds are compare-and-swap loops on sm_90:
-// LDS, ATOMS.CAST.SPIN and a branch back per update) or as floats. order: the pixels' order
-// (joint_updates).
-struct histogram_method {
-  bool sort = false;
-  bool fixed = true;
-  std::uint32_t lane_bits = 5;
-  bool settings_given = false;
-  hist_options options;
-};
-
-histogram_method parse_method(const std::string& variant) {
-  const std::size_t comma = variant.find(',');
-  const std::string name = variant.empty() ? "hist" : variant.substr(0, comma);
-  histogram_method m;
-  if (name == "sort") m.sort = true, m.fixed = false;
-  else if (name != "hist") throw usage_error("imgreg: unknown variant '" + name + "' (expected hist or sort)");
-  if (comma == std::string::npos) return m;
-  if (m.sort) throw usage_error("imgreg: the sort variant takes no settings (got '" + variant + "')");
-  // The app's own keys; the rest are hist settings.
-  std::string rest;
-  std::string_view list = std::string_view(variant).substr(comma + 1);
-  while (!list.empty()) {
-    const std::size_t next = list.find(',');
-    const std::string_view item = list.substr(0, next);
-    list = next == std::string_view::npos ? std::string_view{} : list.substr(next + 1);
-    if (item == "acc=fixed" || item == "acc=float") {
-      m.fixed = item == "acc=fixed";
-    } else if (item == "order=stripes" || item == "order=rows") {
-      m.lane_bits = item == "order=stripes" ? 5 : 0;
-    } else if (item.starts_with("acc=") || item.starts_with("order=")) {
-      throw usage_error("imgreg: '" + std::string(item) + "': acc takes fixed or float, order stripes or rows");
-    } else {
-      rest += (rest.empty() ? "" : ",") + std::string(item);
-    }
-  }
-  if (!rest.empty()) {
-    m.options = parse_hist_options(rest);
-    m.settings_given = true;
-  }
-  return m;
-}
-
-// The options of the histogram step, for `bins` bins in all, `lone` for a single histogram (not a
-// batch), where no settings are given.
-// - Fixed-point sums: the model's plan (its HDW rules were measured with integer adds, as these
-//   are) without loads issued ahead: this functor's 16 updates per result, held for a second
-//   tile, need more than the 64 registers of a 1024-thread block and spill. Measured on the H100
-//   (soac bench imgreg, paper-8m, one 203 x 203 copy per block, the plan's loads ahead vs not):
-//   198 vs 149 us (64 registers, 4.8M local spill requests under ncu); paper-2m (no loads ahead
-//   in the plan) forced on: 51.0 vs 42.6 us.
-// - Float sums, a lone histogram: float adds into shared memory are compare-and-swap loops, whose
-//   retries grow with the threads that share a copy, so as many copies as one block's shared
-//   memory holds, up to 16 (paper-2m: 16 copies of 53 x 53 bins, 64 threads each; paper-8m: one
-//   203 x 203 copy).
-hist_options histogram_options(const context& ctx, const histogram_method& m, std::int64_t bins, bool lone) {
-  if (m.settings_given || !ctx.is_cuda()) return m.options;
-  hist_options o = m.options;
-  if (m.fixed) {
-    o.overrides.load_ahead = hist_toggle::off;
-    return o;
-  }
-  if (!lone) return o;
-  const std::size_t room = ctx.props().shared_per_block_optin - hist_tuning::shared_reserved_per_block;
-  int copies = 1;
-  while (copies < 16 && std::size_t(2 * copies) * std::size_t(bins) * sizeof(float) <= room) copies *= 2;
-  if (copies > 1) {
-    o.strategy = hist_strategy::shared;
-    o.multi = copies;
-  }
-  return o;
-}
-
-// One pyramid level of both images (level 0: the images themselves). Every buffer of a
-// registration comes from the context's caching allocator, so repeated registrations (the bench)
-// do not pay cudaMalloc and cudaFree each time.
-struct pyramid_level {
-  buffer<float> fixed, moving;
-  int width = 0, height = 0;
-  std::int64_t pixels() const { return std::int64_t(width) * height; }
-};
-
-struct to_floats {
-  const std::uint8_t* fixed;
-  const std::uint8_t* moving;
-  SOAC_HD auto operator()(std::int64_t i) const {
-    return writes(write_at<std::int64_t, float>{i, float(fixed[i])}, write_at<std::int64_t, float>{i, float(moving[i])});
-  }
-};
-
-// The next level: each pixel the mean of a 2 x 2 block (an odd last row or column dropped).
-struct halve {
-  const float* fixed;
-  const float* moving;
-  int width, half_width;  // of the finer level, of this one
-  SOAC_HD auto operator()(std::int64_t i) const {
-    const std::int64_t y = i / half_width, x = i - y * half_width;
-    const std::int64_t p = 2 * y * width + 2 * x;
-    const float f = 0.25f * ((fixed[p] + fixed[p + 1]) + (fixed[p + width] + fixed[p + width + 1]));
-    const float m = 0.25f * ((moving[p] + moving[p + 1]) + (moving[p + width] + moving[p + width + 1]));
-    return writes(write_at<std::int64_t, float>{i, f}, write_at<std::int64_t, float>{i, m});
-  }
-};
-
-// The moving image resampled into the fixed frame (0 where it falls outside).
-struct resample {
-  image_view moving;
-  rigid_map map;
-  fast_divisor width_div;
-  SOAC_HD write_at<std::int64_t, std::uint8_t> operator()(std::int64_t i) const {
-    const std::uint32_t y = width_div.divide(std::uint32_t(i));
-    const int x = int(std::uint32_t(i) - y * std::uint32_t(moving.width));
-    float v = 0;
-    if (!sample(moving, map, x, int(y), v)) v = 0;
-    return {i, std::uint8_t(floorf(v + 0.5f))};
-  }
-};
-
-// Fixed-point sums (quanta) as float weights: the count rounded to float, times the quantum
-// (a power of two: exact).
-struct quanta_to_weights {
-  const std::uint32_t* counts;
-  float quantum;
-  SOAC_HD write_at<std::int64_t, float> operator()(std::int64_t b) const { return {b, float(counts[b]) * quantum}; }
-};
-
-// Nelder-Mead on three parameters (Lagarias et al.'s standard coefficients: reflection 1,
-// expansion 2, contraction and shrink 0.5); stops when every vertex is within `tol` of the best
-// in every coordinate, or after max_evals evaluations.
-struct minimum {
-  std::array<double, 3> x;
-  double f;
-  int evaluations;
-};
-
-minimum nelder_mead(const std::function<double(const std::array<double, 3>&)>& f, const std::array<double, 3>& x0,
-                    const std::array<double, 3>& step, double tol, int max_evals) {
-  using point = std::array<double, 3>;
-  std::array<point, 4> v;
-  std::array<double, 4> fv;
-  int evals = 0;
-  const auto eval = [&](const point& p) { return ++evals, f(p); };
-  v[0] = x0;
-  fv[0] = eval(x0);
-  for (int k = 0; k < 3; ++k) {
-    v[k + 1] = x0;
-    v[k + 1][k] += step[k];
-    fv[k + 1] = eval(v[k + 1]);
-  }
-  const auto along = [](const point& from, const point& to, double s) {
-    point p;
-    for (int k = 0; k < 3; ++k) p[k] = from[k] + s * (to[k] - from[k]);
-    return p;
-  };
-  while (evals < max_evals) {
-    std::array<int, 4> order = {0, 1, 2, 3};
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return fv[a] < fv[b]; });
-    std::array<point, 4> sv;
-    std::array<double, 4> sf;
-    for (int k = 0; k < 4; ++k) sv[k] = v[order[k]], sf[k] = fv[order[k]];
-    v = sv;
-    fv = sf;
-    double spread = 0;
-    for (int k = 1; k < 4; ++k)
-      for (int c = 0; c < 3; ++c) spread = std::max(spread, std::fabs(v[k][c] - v[0][c]));
-    if (spread <= tol) break;
-    point centroid{0, 0, 0};
-    for (int k = 0; k < 3; ++k)
-      for (int c = 0; c < 3; ++c) centroid[c] += v[k][c] / 3;
-    const point reflected = along(centroid, v[3], -1.0);
-    const double fr = eval(reflected);
-    if (fr < fv[0]) {
-      const point expanded = along(centroid, v[3], -2.0);
-      const double fe = eval(expanded);
-      if (fe < fr) v[3] = expanded, fv[3] = fe;
-      else v[3] = reflected, fv[3] = fr;
-    } else if (fr < fv[2]) {
-      v[3] = reflected, fv[3] = fr;
-    } else {
-      const bool outside = fr < fv[3];
-      const point contracted = along(centroid, outside ? reflected : v[3], 0.5);
-      const double fc = eval(contracted);
-      if (fc < (outside ? fr : fv[3])) {
-        v[3] = contracted, fv[3] = fc;
-      } else {
-        for (int k = 1; k < 4; ++k) v[k] = along(v[0], v[k], 0.5), fv[k] = eval(v[k]);
-      }
-    }
-  }
-  const int best = int(std::min_element(fv.begin(), fv.end()) - fv.begin());
-  return {v[std::size_t(best)], fv[std::size_t(best)], evals};
-}
-
-// The registration's device state: the pyramid and the histogram buffers.
-class engine {
- public:
-  engine(context& ctx, const grey_image& fixed, const grey_image& moving, const registration_options& o)
-      : ctx_(ctx), levels_(o.levels), method_(parse_method(o.variant)), width_(fixed.width), height_(fixed.height) {
-    if (fixed.width != moving.width || fixed.height != moving.height)
-      throw usage_error("imgreg: the fixed and moving images must have the same size");
-    if (levels_ < 2 || levels_ > 4093) throw usage_error("imgreg: levels = " + std::to_string(levels_) + " is outside [2, 4093]");
-    if (fixed.size() > std::int64_t(INT32_MAX) - 32)
-      throw resource_error("imgreg: " + std::to_string(fixed.size()) + " pixels are beyond the 2^31 of 32-bit pixel indexes");
-    // Halve while the smaller side stays at least min_side: the coarsest level has 64 .. 127
-    // pixels on its smaller side, enough texture for the grid search.
-    constexpr int min_side = 64;
-    pyramid_.emplace_back();
-    pyramid_[0].width = width_;
-    pyramid_[0].height = height_;
-    pyramid_[0].fixed = buffer<float>(ctx, std::size_t(fixed.size()), lifetime::temporary);
-    pyramid_[0].moving = buffer<float>(ctx, std::size_t(fixed.size()), lifetime::temporary);
-    {
-      buffer<std::uint8_t> f8(ctx, std::span<const std::uint8_t>(fixed.pixels), lifetime::temporary);
-      buffer<std::uint8_t> m8(ctx, std::span<const std::uint8_t>(moving.pixels), lifetime::temporary);
-      // (Temporaries go back to the caching allocator while kernels of the same stream still use
-      // them: it hands them out again only to later work of that stream.)
-      scatter(ctx, fixed.size(), to_floats{f8.data(), m8.data()}, pyramid_[0].fixed, pyramid_[0].moving);
-    }
-    while (std::min(pyramid_.back().width, pyramid_.back().height) / 2 >= min_side) {
-      const pyramid_level& fine = pyramid_.back();
-      pyramid_level coarse;
-      coarse.width = fine.width / 2;
-      coarse.height = fine.height / 2;
-      coarse.fixed = buffer<float>(ctx, std::size_t(coarse.pixels()), lifetime::temporary);
-      coarse.moving = buffer<float>(ctx, std::size_t(coarse.pixels()), lifetime::temporary);
-      scatter(ctx, coarse.pixels(), halve{fine.fixed.data(), fine.moving.data(), fine.width, coarse.width}, coarse.fixed,
-              coarse.moving);
-      pyramid_.push_back(std::move(coarse));
-    }
-  }
-
-  int levels() const { return int(pyramid_.size()); }
-  int width() const { return width_; }
-  int height() const { return height_; }
-  int evaluations() const { return evaluations_; }
-
-  // Intensity levels at pyramid level l: the full count at full size; at coarser levels no more
-  // than their pixels fill (about 16 pixels per joint bin: sqrt(pixels) / 4 levels, at least 16).
-  int intensity_levels(int l) const {
-    if (l == 0) return levels_;
-    const int fit = int(std::lround(std::sqrt(double(pyramid_[std::size_t(l)].pixels())) / 4));
-    return std::min(levels_, std::max(16, fit));
-  }
-  int side(int l) const { return intensity_levels(l) + 3; }
-
-  // The quantum of level l's fixed-point sums (validate::fixed_point_shift); 0 for float sums.
-  double quantum(int l) const {
-    return method_.fixed ? std::ldexp(1.0, -validate::fixed_point_shift(pyramid_[std::size_t(l)].pixels())) : 0;
-  }
-
-  // The joint histograms of level l under each map (one histogram of side^2 bins per map, in
-  // order), computed into histo (batch.size() side^2 bins): the histogram step, fixed-point sums
-  // converted to float weights at its end.
-  hist_plan histograms(int l, const std::vector<rigid_map>& maps, span<float> histo) {
-    if (!method_.fixed) return accumulate(l, maps, histo);
-    const span<std::uint32_t> counts = scratch(counts_, histo.size());
-    const hist_plan plan = accumulate(l, maps, counts);
-    scatter(ctx_, std::int64_t(histo.size()), quanta_to_weights{counts.data(), float(quantum(l))}, histo);
-    return plan;
-  }
-
-  // Mutual information of each transform at level l (from the fixed-point sums as they are: the
-  // scale cancels).
-  std::vector<double> mutual_informations(int l, const std::vector<rigid_transform>& ts) {
-    return method_.fixed ? informations(l, ts, counts_) : informations(l, ts, weights_);
-  }
-
-  // The registered image: the moving image resampled into the fixed frame under t.
-  grey_image resampled(const rigid_transform& t) {
-    const pyramid_level& lv = pyramid_[0];
-    buffer<std::uint8_t> out(ctx_, std::size_t(lv.pixels()), lifetime::temporary);
-    scatter(ctx_, lv.pixels(),
-            resample{{lv.moving.data(), lv.width, lv.height}, make_rigid(t, width_, height_, 0), fast_divisor(std::uint32_t(lv.width))},
-            out);
-    return {lv.width, lv.height, out.to_vector()};
-  }
-
- private:
-  // The first `size` elements of `b`, grown to hold them.
-  template <class T>
-  span<T> scratch(buffer<T>& b, std::size_t size) {
-    if (b.size() < size) b = buffer<T>(ctx_, size, lifetime::temporary);
-    return span<T>(b.data(), size);
-  }
-
-  template <class Acc>
-  void zero(span<Acc> a) {
-    if (a.empty()) return;
-    if (ctx_.is_cuda()) SOAC_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size() * sizeof(Acc), ctx_.stream()));
-    else std::fill(a.begin(), a.end(), Acc{0});
-  }
-
-  // The histograms as histograms() describes them, summed in Acc (std::uint32_t: quanta of
-  // quantum(l)) and left so.
-  template <class Acc>
-  hist_plan accumulate(int l, const std::vector<rigid_map>& maps, span<Acc> histo) {
-    const pyramid_level& lv = pyramid_[std::size_t(l)];
-    const int s = side(l);
-    const std::int64_t lanes = std::int64_t{1} << method_.lane_bits;
-    const std::int64_t stripe = (lv.pixels() + lanes - 1) / lanes, per_image = lanes * stripe;
-    if (per_image * std::int64_t(maps.size()) > std::int64_t(UINT32_MAX))
-      throw resource_error("imgreg: a batch of " + std::to_string(maps.size()) + " histograms is beyond 2^32 elements");
-    buffer<rigid_map> batch;
-    if (maps.size() > 1) batch = buffer<rigid_map>(ctx_, std::span<const rigid_map>(maps), lifetime::temporary);
-    const joint_updates<Acc> f{{lv.fixed.data(), lv.width, lv.height},
-                               {lv.moving.data(), lv.width, lv.height},
-                               levels_scale(intensity_levels(l)),
-                               s,
-                               maps.front(),
-                               batch.data(),
-                               stripe,
-                               std::uint32_t(per_image),
-                               fast_divisor(std::uint32_t(per_image)),
-                               fast_divisor(std::uint32_t(lv.width)),
-                               method_.lane_bits,
-                               quantum(l) > 0 ? float(1 / quantum(l)) : 0.0f};
-    const std::int64_t n = per_image * std::int64_t(maps.size());
-    zero(histo);
-    evaluations_ += int(maps.size());
-    if constexpr (std::is_same_v<Acc, float>) {
-      if (method_.sort) {
-        sorted_histogram(ctx_, f, n, histo);
-        return {};
-      }
-    }
-    const hist_options o = histogram_options(ctx_, method_, std::int64_t(histo.size()), maps.size() == 1);
-    return hist(ctx_, o, n, f, histo, plus<Acc>{});
-  }
-
-  template <class Acc>
-  std::vector<double> informations(int l, const std::vector<rigid_transform>& ts, buffer<Acc>& sums) {
-    std::vector<rigid_map> maps;
-    for (const auto& t : ts) maps.push_back(make_rigid(t, width_, height_, l));
-    const std::size_t bins = std::size_t(side(l)) * std::size_t(side(l));
-    const span<Acc> all = scratch(sums, bins * maps.size());
-    accumulate(l, maps, all);
-    std::vector<Acc> h(all.size());
-    ctx_.copy_to_host(h.data(), all.data(), h.size() * sizeof(Acc));
-    std::vector<double> mi;
-    for (std::size_t k = 0; k < maps.size(); ++k) mi.push_back(mutual_information(h.data() + k * bins, side(l)));
-    return mi;
-  }
-
-  context& ctx_;
-  int levels_;
-  histogram_method method_;
-  int width_, height_;
-  std::vector<pyramid_level> pyramid_;
-  buffer<float> weights_;
-  buffer<std::uint32_t> counts_;
-  int evaluations_ = 0;
-};
-
-// Optimiser parameters: (tx, ty) in full-size pixels and the angle as the arc it moves the image's
-// corners, angle * radius, so that one unit of each moves some pixel by about one pixel.
-double corner_radius(int width, int height) { return 0.5 * std::hypot(double(width), double(height)); }
-
-rigid_transform transform_of(const std::array<double, 3>& x, double radius) {
-  return {x[0], x[1], x[2] / radius * 180 / pi};
-}
-
-}  // namespace
-
 std::vector<float> joint_histogram(context& ctx, const grey_image& fixed, const grey_image& moving, const rigid_transform& t,
                                    int levels, const std::string& variant, double* quantum) {
   engine e(ctx, fixed, moving, {levels, variant});
@@ -653,40 +121,120 @@ std::vector<float> joint_histogram(context& ctx, const grey_image& fixed, const 
   return h.to_vector();
 }
 
+std::string lacks_contrast(const grey_image& image) {
+  std::array<std::int64_t, 256> count{};
+  for (std::uint8_t v : image.pixels) ++count[v];
+  // The grey levels below which 1% and 99% of the pixels lie.
+  const auto level_at = [&](double share) {
+    const double wanted = share * double(image.size());
+    std::int64_t seen = 0;
+    for (int v = 0; v < 256; ++v)
+      if (double(seen += count[std::size_t(v)]) >= wanted) return v;
+    return 255;
+  };
+  const int low = level_at(0.01), high = level_at(0.99);
+  if (high - low >= min_contrast) return "";
+  std::ostringstream s;
+  if (count[std::size_t(low)] == image.size()) s << "blank (every pixel is grey level " << low << ")";
+  else s << "nearly blank (98% of its pixels within grey levels " << low << " to " << high << ")";
+  s << ": nothing to register";
+  return s.str();
+}
+
 registration_result register_images(context& ctx, const grey_image& fixed, const grey_image& moving,
                                     const registration_options& options) {
+  for (const auto& [image, name] : {std::pair{&fixed, "the fixed image"}, std::pair{&moving, "the moving image"}})
+    if (const std::string why = lacks_contrast(*image); !why.empty()) throw input_error(std::string(name) + " is " + why);
   engine e(ctx, fixed, moving, options);
   const double radius = corner_radius(e.width(), e.height());
   const int coarsest = e.levels() - 1;
-  // The grid at the coarsest level: translations of up to 6 of its pixels in steps of 2, angles
-  // of up to 8 degrees in steps of 4 (both steps within the basin that Nelder-Mead then descends).
+  const capture_range range = capture_range_of(e.width(), e.height());
+  const double max_arc = range.angle_deg * pi / 180 * radius;
+  // The grid on the search images over the capture range, symmetric about the zero transform:
+  // translations in steps of one search pixel, rotations in steps that move the corners by a pixel
+  // and a half (points nearer the centre move less).
+  const double shift_step = e.scale(e.search_level()), arc_step = 1.5 * e.scale(e.search_level());
+  const int shifts = int(std::ceil(range.shift / shift_step)), arcs = int(std::ceil(max_arc / arc_step));
+  const int across = 2 * shifts + 1, turns = 2 * arcs + 1;
   std::vector<rigid_transform> grid;
-  const double px = std::ldexp(1.0, coarsest);
-  for (int a = -2; a <= 2; ++a)
-    for (int y = -3; y <= 3; ++y)
-      for (int x = -3; x <= 3; ++x) grid.push_back({2 * x * px, 2 * y * px, 4.0 * a});
-  const std::vector<double> mi = e.mutual_informations(coarsest, grid);
-  const rigid_transform start = grid[std::size_t(std::max_element(mi.begin(), mi.end()) - mi.begin())];
-  std::array<double, 3> x = {start.tx, start.ty, start.angle_deg * pi / 180 * radius};
+  for (int a = -arcs; a <= arcs; ++a)
+    for (int y = -shifts; y <= shifts; ++y)
+      for (int x = -shifts; x <= shifts; ++x) grid.push_back(transform_of({x * shift_step, y * shift_step, a * arc_step}, radius));
+  // On the search images, whose smoothing leaves little but the largest structures, every
+  // transform is scored by the information it explains over the whole fixed image (explained()).
+  std::vector<double> scores;
+  for (const match& m : e.matches(e.search_level(), grid)) scores.push_back(m.explained());
+  // Its local maxima (no better neighbour among the 26 around), best first: the starts. A texture
+  // that repeats (bricks) has several of nearly the same height, of which the finer levels tell the
+  // right one.
+  const auto index = [&](int a, int y, int x) { return (std::size_t(a) * across + std::size_t(y)) * across + std::size_t(x); };
+  std::vector<std::size_t> peaks;
+  for (int a = 0; a < turns; ++a)
+    for (int y = 0; y < across; ++y)
+      for (int x = 0; x < across; ++x) {
+        const double here = scores[index(a, y, x)];
+        bool peak = true;
+        for (int da = -1; da <= 1 && peak; ++da)
+          for (int dy = -1; dy <= 1 && peak; ++dy)
+            for (int dx = -1; dx <= 1 && peak; ++dx) {
+              const int na = a + da, ny = y + dy, nx = x + dx;
+              if (na < 0 || na >= turns || ny < 0 || ny >= across || nx < 0 || nx >= across) continue;
+              if (scores[index(na, ny, nx)] > here) peak = false;
+            }
+        if (peak) peaks.push_back(index(a, y, x));
+      }
+  std::stable_sort(peaks.begin(), peaks.end(),
+                   [&](std::size_t p, std::size_t q) { return scores[p] > scores[q]; });
+  if (peaks.size() > search_starts) peaks.resize(search_starts);
+  std::vector<point3> candidates;
+  for (std::size_t p : peaks) candidates.push_back({grid[p].tx, grid[p].ty, grid[p].angle_deg * pi / 180 * radius});
+
   registration_result r;
   r.evaluations_per_level.assign(std::size_t(e.levels()), 0);
   r.evaluations_per_level[std::size_t(coarsest)] = int(grid.size());
-  // Each level starts from the coarser level's result, within its tolerance of 0.05 of the coarser
-  // level's pixels, so a simplex of half a pixel of this level spans the remaining error; the grid
-  // point at the coarsest level is up to a grid step off, so it starts with a whole pixel.
+  // Every refinement stays in the capture range and a grid step beyond: the search never reaches a
+  // transform under which the images barely overlap, where a sparse joint histogram can score
+  // well.
+  const point3 lower = {-range.shift - shift_step, -range.shift - shift_step, -max_arc - arc_step};
+  const point3 upper = {range.shift + shift_step, range.shift + shift_step, max_arc + arc_step};
+  // Nelder-Mead from each start on the search images, then from the best two at the next level and
+  // from the best one at each level after, the starts of a level advancing in lockstep (one
+  // batch of histograms per step).
   for (int l = coarsest; l >= 0; --l) {
     const double unit = std::ldexp(1.0, l);  // one pixel of this level, in full-size pixels
-    const auto objective = [&](const std::array<double, 3>& p) {
-      return -e.mutual_informations(l, {transform_of(p, radius)})[0];
-    };
-    const double step = l == coarsest ? unit : unit / 2;
-    const minimum m = nelder_mead(objective, x, {step, step, step}, 0.05 * unit, 200);
-    x = m.x;
-    r.evaluations_per_level[std::size_t(l)] += m.evaluations;
+    const bool first = l == coarsest;
+    const std::size_t keep = first ? search_starts : l == coarsest - 1 ? 2 : 1;
+    if (candidates.size() > keep) candidates.resize(keep);
+    std::vector<simplex_search> searches;
+    for (const point3& c : candidates) {
+      // The first simplex spans half a grid step, then half a pixel of the level (each start lies
+      // within the coarser level's tolerance); the search images need no finer tolerance than a
+      // fifth of a coarsest pixel, which the next level refines.
+      if (first) searches.emplace_back(c, point3{shift_step / 2, shift_step / 2, arc_step / 2}, lower, upper, 0.2 * unit, 100);
+      else searches.emplace_back(c, point3{unit / 2, unit / 2, unit / 2}, lower, upper, 0.05 * unit, 200);
+    }
+    const int images = first ? e.search_level() : l;
+    run_searches(searches, [&](const std::vector<point3>& points) {
+      std::vector<rigid_transform> ts;
+      for (const point3& p : points) ts.push_back(transform_of(p, radius));
+      std::vector<double> f;
+      for (const match& m : e.matches(images, ts)) f.push_back(-(first ? m.explained() : m.information));
+      return f;
+    });
+    std::vector<std::size_t> order(searches.size());
+    for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return searches[a].best_value() < searches[b].best_value(); });
+    candidates.clear();
+    for (std::size_t c : order) {
+      r.evaluations_per_level[std::size_t(l)] += searches[c].evaluations();
+      candidates.push_back(searches[c].best());
+    }
   }
+  const point3 x = candidates.front();
   r.transform = transform_of(x, radius);
-  const int side = options.levels + 3;
-  r.histogram.resize(std::size_t(side) * side);
+  const int bins_side = options.levels + 3;
+  r.histogram.resize(std::size_t(bins_side) * bins_side);
   {
     buffer<float> h(ctx, r.histogram.size(), lifetime::temporary);
     const hist_plan plan = e.histograms(0, {make_rigid(r.transform, e.width(), e.height(), 0)}, h.view());
@@ -694,9 +242,13 @@ registration_result register_images(context& ctx, const grey_image& fixed, const
     r.plan = plan.n ? plan.describe() : "CUB sort + reduce-by-key";
     r.quantum = e.quantum(0);
   }
-  r.mutual_information = mutual_information(r.histogram.data(), side);
+  r.mutual_information = mutual_information(r.histogram.data(), bins_side);
+  double weight = 0;
+  for (float v : r.histogram) weight += v;
+  r.overlap = weight / double(fixed.size());
   r.registered = e.resampled(r.transform);
   r.evaluations = e.evaluations();
+  r.histogram_calls = e.calls();
   r.pyramid_levels = e.levels();
   return r;
 }
@@ -775,6 +327,7 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
 // The two images of a request, and what the dataset says about them (levels, truth).
 struct loaded_pair {
   grey_image fixed, moving;
+  std::string fixed_name, moving_name;  // the files they came from
   nlohmann::json params = nlohmann::json::object();  // the bundle's params (or truth.json)
   bool has_truth = false;
   rigid_transform truth;
@@ -786,6 +339,8 @@ loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const st
     const auto in = find_app("imgreg").open_dataset(inputs.front());
     p.fixed = image_array(in, "fixed");
     p.moving = image_array(in, "moving");
+    p.fixed_name = in.path_of("fixed").string();
+    p.moving_name = in.path_of("moving").string();
     datasets::require_same_size(p.fixed, in.path_of("fixed"), p.moving, in.path_of("moving"));
     p.params = in.params();
     // Generated bundles carry the truth in their parameters (tx, ty, angle).
@@ -799,6 +354,8 @@ loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const st
     throw usage_error(std::string("imgreg --format image: give -i FIXED -i MOVING") + (truth_allowed ? " [-i TRUTH.json]" : ""));
   p.fixed = datasets::read_grey_image(inputs[0]);
   p.moving = datasets::read_grey_image(inputs[1]);
+  p.fixed_name = inputs[0].string();
+  p.moving_name = inputs[1].string();
   datasets::require_same_size(p.fixed, inputs[0], p.moving, inputs[1]);
   // The bundles' bounds (spec_of): below 8 pixels a side the pyramid and the Parzen window have
   // nothing to register.
@@ -815,37 +372,37 @@ loaded_pair load_pair(const std::vector<std::filesystem::path>& inputs, const st
 
 class imgreg_app final : public app {
  public:
-  std::string name() const override { return "imgreg"; }
-  std::string summary() const override {
-    return "rigid image registration by mutual information (SC20 V-D4): joint histograms with cubic B-spline Parzen "
-           "windows, 16 float adds per pixel";
-  }
-  std::vector<preset> presets() const override {
-    auto p = [](int size, int levels, double tx, double ty, double angle) {
-      return nlohmann::json{{"width", size}, {"height", size}, {"levels", levels}, {"tx", tx},
-                            {"ty", ty},      {"angle", angle}, {"noise", 3.0}, {"variants", ""}};
-    };
-    return {{"paper-2m", "1414 x 1414 pixels (N = 2M), 50 levels (H = 53 x 53), moved by (23.4, -31.7) px and 3.5 deg",
-             p(1414, 50, 23.4, -31.7, 3.5)},
-            {"paper-8m", "2828 x 2828 pixels (N = 8M), 200 levels (H = 203 x 203), moved by (41.3, -27.6) px and -2.8 deg",
-             p(2828, 200, 41.3, -27.6, -2.8)},
-            {"small", "512 x 512 pixels, 64 levels, moved by (12.4, -9.1) px and -3.1 deg", p(512, 64, 12.4, -9.1, -3.1)},
-            {"tiny", "128 x 128 pixels, 32 levels, moved by (4.6, -3.3) px and 2.5 deg (tests)", p(128, 32, 4.6, -3.3, 2.5)}};
-  }
-  std::vector<std::string> variants() const override { return {"hist", "sort"}; }
-  std::string variant_settings() const override {
-    return "hist takes acc=fixed|float (weights summed as 32-bit fixed-point integers, the default, or floats), "
-           "order=stripes|rows (the pixels' order) and hist settings for the histogram step (as soac run hist: "
-           "strategy=..., M=N, atomic=cas, ...), e.g. hist,acc=float,M=4";
-  }
-  std::vector<std::string> bench_presets() const override { return {"paper-2m", "paper-8m"}; }
-  std::vector<file_format> input_formats() const override {
-    return {{"image", "two image files of the same size (PNG, JPEG, BMP, TGA, PGM, ... through stb_image; colour becomes "
-                      "grey): -i FIXED -i MOVING; validate takes the truth as a third -i (JSON with tx, ty, angle_deg); gen "
-                      "-o DIR writes DIR/fixed.png, DIR/moving.png, DIR/truth.json"}};
-  }
-  std::vector<setting> run_settings() const override {
-    return {{"levels", 0, "intensity levels (histogram side levels + 3); 0: the dataset's, or 64 for image files"}};
+  imgreg_app() : app(describe()) {}
+
+  static app_info describe() {
+    app_info a = app_info::named("imgreg", "rigid image registration by mutual information (SC20 V-D4): joint histograms with "
+                                           "cubic B-spline Parzen windows, 16 float adds per pixel; finds rotations of up to "
+                                           "25 degrees and translations of up to a fifth of the smaller side (the capture "
+                                           "range)");
+    {
+      auto p = [](int size, int levels, double tx, double ty, double angle) {
+        return nlohmann::json{{"width", size}, {"height", size}, {"levels", levels}, {"tx", tx},
+                              {"ty", ty},      {"angle", angle}, {"noise", 3.0}, {"variants", ""}};
+      };
+      a.presets = {{"paper-2m", "1414 x 1414 pixels (N = 2M), 50 levels (H = 53 x 53), moved by (23.4, -31.7) px and 3.5 deg",
+                    p(1414, 50, 23.4, -31.7, 3.5)},
+                   {"paper-8m", "2828 x 2828 pixels (N = 8M), 200 levels (H = 203 x 203), moved by (41.3, -27.6) px and -2.8 deg",
+                    p(2828, 200, 41.3, -27.6, -2.8)},
+                   {"small", "512 x 512 pixels, 64 levels, moved by (12.4, -9.1) px and -3.1 deg", p(512, 64, 12.4, -9.1, -3.1)},
+                   {"tiny", "128 x 128 pixels, 32 levels, moved by (4.6, -3.3) px and 2.5 deg (tests)", p(128, 32, 4.6, -3.3, 2.5)}};
+    }
+    a.variants = {"hist", "sort"};
+    a.variant_settings = "hist takes acc=fixed|float (weights summed as 32-bit fixed-point integers, the default, or floats), "
+                         "order=stripes|rows (the pixels' order) and hist settings for the histogram step (as soac run hist: "
+                         "strategy=..., M=N, atomic=cas, ...), e.g. hist,acc=float,M=4";
+    a.input_formats = {{"image", "two image files of the same size (PNG, JPEG, BMP, TGA, PGM, ... through stb_image; colour becomes "
+                                 "grey): -i FIXED -i MOVING, the moving one within the capture range of the fixed one (rotated by up to "
+                                 "25 degrees, shifted by up to a fifth of the smaller side along each axis); a blank or nearly blank "
+                                 "image is refused (exit 3); validate takes the truth as a third -i (JSON with tx, ty, angle_deg); gen "
+                                 "-o DIR writes DIR/fixed.png, DIR/moving.png, DIR/truth.json"}};
+    a.run_settings = {{"levels", 0, "intensity levels (histogram side levels + 3); 0: the dataset's, or 64 for image files"}};
+    a.bench_presets = {"paper-2m", "paper-8m"};
+    return a;
   }
 
   void check_params(const nlohmann::json& params) const override { spec_of(params); }
@@ -896,6 +453,8 @@ class imgreg_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const loaded_pair p = load_pair(r.inputs, r.format, false);
+    for (const auto& [image, name] : {std::pair{&p.fixed, &p.fixed_name}, std::pair{&p.moving, &p.moving_name}})
+      if (const std::string why = lacks_contrast(*image); !why.empty()) throw input_error(*name + ": " + why);
     registration_options o;
     o.levels = levels_of(r.settings, p);
     o.variant = r.variant.empty() ? "hist" : r.variant;
@@ -914,18 +473,22 @@ class imgreg_app final : public app {
     out.params()["levels"] = o.levels;
     out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", o.variant},
                   {"transform", transform_json(res.transform)}, {"mutual_information", res.mutual_information},
+                  {"overlap", res.overlap},
                   {"evaluations", res.evaluations}, {"evaluations_per_level", res.evaluations_per_level},
+                  {"histogram_calls", res.histogram_calls},
                   {"pyramid_levels", res.pyramid_levels}, {"plan", res.plan}, {"histogram_quantum", res.quantum},
                   {"registration_ms", ms}};
     out.finish();
     std::ostringstream s;
     s << "imgreg: " << p.fixed.width << " x " << p.fixed.height << " pixels, " << o.levels << " levels on " << ctx.describe()
       << "\n  " << o.variant << ": (" << res.transform.tx << ", " << res.transform.ty << ") px, " << res.transform.angle_deg
-      << " deg, MI " << res.mutual_information << "; " << res.evaluations << " histograms, " << ms
+      << " deg, MI " << res.mutual_information << " over " << std::lround(100 * res.overlap) << "% of the fixed image; "
+      << res.evaluations << " histograms, " << ms
       << " ms (decoding excluded)";
     if (r.verbose) {
       s << "\n  histograms per pyramid level (full size first):";
       for (int n : res.evaluations_per_level) s << " " << n;
+      s << "; " << res.histogram_calls << " calls of the histogram step, one after another";
       s << "\n  full-size histogram: " << res.plan;
     }
     return s.str();
