@@ -1,4 +1,4 @@
-// The partitioned multi-pass strategy's kernels (hist_options::partition).
+// The partitioned multi-pass strategy's kernels (hist_overrides::partition).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace soac::detail {
 
-// ---- Partitioned multi-pass (hist_options::partition). Where the shared strategy needs S passes
+// ---- Partitioned multi-pass (hist_overrides::partition). Where the shared strategy needs S passes
 // over chunks of Hchk bins, the input is read once and every in-range update is written, as (bin
 // within its chunk, value), into the bucket of its chunk (a partition kernel ranks each tile's
 // updates by bucket with CUB's BlockRadixRankMatch and reserves room in the buckets with one atomic

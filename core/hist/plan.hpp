@@ -143,7 +143,7 @@ void check_hist_fused_options(const hist_options& options);
 // gives one sub-histogram per block (and no clusters).
 hist_plan plan_hist_shared(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                            atomic_kind kind, const hist_options& options, double u = 0);
-// The split shared strategy (hist_options::split): clusters of `split` blocks, one 1024-thread
+// The split shared strategy (hist_overrides::split): clusters of `split` blocks, one 1024-thread
 // block per slice of ceil(H / split) bins. Throws usage_error where the slice does not fit.
 hist_plan plan_hist_split(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                           atomic_kind kind, int split, const hist_options& options);
@@ -151,7 +151,7 @@ hist_plan plan_hist_split(const device_properties& props, std::int64_t n, std::i
 // u > 0 replaces the kind's contention tolerance (hist_tuning::u_hdw / u_other).
 hist_plan plan_hist_global(const device_properties& props, std::int64_t n, std::int64_t bins, std::size_t el_bytes,
                            atomic_kind kind, double rf, const hist_options& options, double u = 0);
-// The partitioned multi-pass strategy (hist_options::partition): S buckets of Hchk bins, each
+// The partitioned multi-pass strategy (hist_overrides::partition): S buckets of Hchk bins, each
 // the largest that two 1024-thread blocks per SM hold in shared memory, and the shared model's M
 // for Hchk bins. Throws usage_error for locks, more than hist_tuning::partition_max_buckets
 // buckets, or 2^31 updates or more (`updates` = n times the updates per element).

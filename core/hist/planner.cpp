@@ -604,7 +604,7 @@ void shape_split(const hist_device& d, hist_plan& plan, const hist_call& c, cons
   const int clusters = d.resident_clusters(plan.kernel, plan.block_threads, plan.shared_bytes, plan.split);
   if (clusters < 1)
     throw resource_error("hist: no cluster of " + std::to_string(plan.split) + " blocks with " +
-                         std::to_string(plan.shared_bytes) + " bytes of shared memory each fits this device (see hist_options::split)");
+                         std::to_string(plan.shared_bytes) + " bytes of shared memory each fits this device (see hist_overrides::split)");
   plan.grid = std::int64_t(clusters) * plan.split;
   plan.items_per_thread = plan.kernel.items;
   plan.partial_rows = plan.block_partials ? clusters : 0;

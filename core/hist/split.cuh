@@ -1,4 +1,4 @@
-// The split shared strategy's kernel (hist_options::split): the blocks of a cluster hold one
+// The split shared strategy's kernel (hist_overrides::split): the blocks of a cluster hold one
 // histogram together through distributed shared memory (sm_90 and later).
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace soac::detail {
 
-// The split shared strategy (hist_options::split): the `C` blocks of a cluster hold one histogram
+// The split shared strategy (hist_overrides::split): the `C` blocks of a cluster hold one histogram
 // together, block `rank` bins [rank * slice, (rank + 1) * slice) in its shared memory; each
 // update goes to the slice's block through distributed shared memory with the kind's atomic
 // (generic atomics reach another block's shared memory). Every block reads its own part of the

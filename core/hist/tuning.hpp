@@ -72,16 +72,16 @@ inline constexpr int max_shared_passes_hdw = 8;
 inline constexpr int max_shared_passes_cas = 7;
 inline constexpr int max_shared_passes_cas_tolerant = 1;
 inline constexpr int max_shared_passes_xcg = 1;
-// Split histograms (hist_options::split): the model splits CAS that writes beyond its pass limit
+// Split histograms (hist_overrides::split): the model splits CAS that writes beyond its pass limit
 // over the smallest cluster whose slices fit, up to this many blocks; updates through distributed
 // shared memory are slow, so only these win.
 inline constexpr int split_max_cas = 16;
-// Partitioned multi-pass (hist_options::partition): the model partitions CAS that writes from this
+// Partitioned multi-pass (hist_overrides::partition): the model partitions CAS that writes from this
 // many shared passes on, into buckets of the largest chunk two 1024-thread blocks per SM hold.
 // Buckets are ranked by an 8-bit digit of which one value marks ignored updates.
 inline constexpr int partition_min_passes = 4;
 inline constexpr int partition_max_buckets = 255;
-// Clusters (hist_options::cluster): the model runs clusters of 2 for contention-tolerant operators
+// Clusters (hist_overrides::cluster): the model runs clusters of 2 for contention-tolerant operators
 // with two blocks per SM (one update per cluster into the destination), no others.
 inline constexpr int cluster_tolerant = 2;
 // Split histograms, elements per step for CAS kinds (HDW takes items_per_thread).
