@@ -94,7 +94,9 @@ struct stream_options {
   int writers = 0;           // writer threads; 0: default_stream_threads()
   // false: the serial loop a plain program runs, each chunk read, copied, computed, copied back and
   // written before the next starts (same threads, nothing overlapped; a planned chunk is as large
-  // as memory allows, since small chunks only pay off when stages overlap).
+  // as memory allows, since small chunks only pay off when stages overlap). true: overlapped,
+  // unless the planner's chunks come to fewer than two (a planned chunk size only): then the plan
+  // is the serial loop, and its reason says so.
   bool overlap = true;
   // Stages that do their work; the others only keep the order (the bench times each alone).
   unsigned stages = stream_stage::all;

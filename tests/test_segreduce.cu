@@ -26,6 +26,9 @@ using soac::testing::backend_test;
 
 class Segreduce : public backend_test {};
 
+static_assert(declares_compute_bound<blackscholes_day>, "Black-Scholes pricing declares itself compute-bound");
+static_assert(!declares_compute_bound<row_element>, "an array read does not");
+
 using shape = std::pair<std::int64_t, std::int64_t>;  // m segments of n elements
 
 // m = 1, n = 1, primes (no multiple of any block or tile), exactly one tile, just above it,
@@ -264,19 +267,39 @@ TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
   EXPECT_EQ(plan_segreduce(h100, 1 << 8, 1024, 4, {}, true).strategy, segreduce_strategy::large);
   EXPECT_EQ(plan_segreduce(h100, 1 << 20, 64, 8, {}, true).strategy, segreduce_strategy::sequential);
   EXPECT_EQ(plan_segreduce(h100, 1 << 20, 64, 4, {}, true).strategy, segreduce_strategy::small);
-  // Few short segments: the sequential tiles shrink so that every SM gets blocks.
+  // Few short segments: the sequential tiles shrink towards a block for every resident slot
+  // (1056), but not below sequential_min_items elements a thread.
   const auto few = plan_segreduce(h100, 1 << 16, 1, 8, {segreduce_strategy::sequential, 0});
-  EXPECT_GE(few.grid, 1000);  // about one block per resident slot (1056)
-  EXPECT_GE(few.segments_per_block, segreduce_tuning::sequential_min_rows);
+  EXPECT_EQ(few.segments_per_block, segreduce_tuning::sequential_min_items * segreduce_tuning::block_threads);
+  EXPECT_EQ(few.grid, 64);
+  const auto fours = plan_segreduce(h100, 1 << 16, 4, 4, {}, true);
+  EXPECT_EQ(fours.strategy, segreduce_strategy::sequential);
+  EXPECT_EQ(fours.segments_per_block, 256);
+  const auto long_rows = plan_segreduce(h100, 1 << 16, 100, 4, {segreduce_strategy::sequential, 0});
+  EXPECT_EQ(long_rows.segments_per_block, 63);  // column chunks: a block for every resident slot
+  const auto many = plan_segreduce(h100, 1 << 22, 1, 8, {segreduce_strategy::sequential, 0});
+  EXPECT_EQ(many.segments_per_block, 2048);  // a full tile
   const auto big = plan_segreduce(h100, 1, std::int64_t{1} << 26, 4, {});
   EXPECT_GT(big.blocks_per_segment, 1);
   EXPECT_TRUE(big.second_pass);
   EXPECT_EQ(big.chunk % (segreduce_tuning::block_threads * segreduce_items_per_thread(4)), 0);
   EXPECT_GE(big.chunk * big.blocks_per_segment, std::int64_t{1} << 26);
-  // One segment too short to fill the GPU: split down to a tile (2048 ints) a block.
-  const auto one = plan_segreduce(h100, 1, std::int64_t{1} << 18, 4, {});
+  // One segment too short to fill the GPU: split down to a tile (2048 ints) a block; a
+  // non-commutative operator's ordered warp steps take 16 ints a lane, so 4096 a block.
+  const auto one = plan_segreduce(h100, 1, std::int64_t{1} << 18, 4, {}, true);
   EXPECT_EQ(one.strategy, segreduce_strategy::large);
   EXPECT_EQ(one.blocks_per_segment, 128);
+  EXPECT_FALSE(one.ordered);
+  const auto ordered = plan_segreduce(h100, 1, std::int64_t{1} << 18, 4, {});
+  EXPECT_TRUE(ordered.ordered);
+  EXPECT_EQ(ordered.items_per_thread, segreduce_ordered_items(4));
+  EXPECT_EQ(ordered.blocks_per_segment, (std::int64_t{1} << 18) / (segreduce_tuning::block_threads * segreduce_ordered_items(4)));
+  // Compute-bound elements (Black-Scholes): a block per segment where lane groups would not
+  // fill a wave (FHPC17 Fig 15, m = 2^10 x 256 days), lane groups where they would.
+  EXPECT_EQ(plan_segreduce(h100, 1 << 10, 256, 8, {}, true, true).strategy, segreduce_strategy::large);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 10, 256, 8, {}, true, false).strategy, segreduce_strategy::small);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 18, 256, 8, {}, true, true).strategy, segreduce_strategy::small);
+  EXPECT_EQ(plan_segreduce(h100, 1 << 12, 64, 8, {}, true, true).strategy, segreduce_strategy::small);
   // Split into fewer than large_min_fine_split blocks, the combine would cost more: 16 elements a thread.
   EXPECT_EQ(plan_segreduce(h100, 64, 4096, 4, {segreduce_strategy::large, 0}).blocks_per_segment, 1);
   const auto forced = plan_segreduce(h100, 10, 1000, 4, {segreduce_strategy::large, 3});

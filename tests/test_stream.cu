@@ -413,6 +413,24 @@ TEST(StreamPlan, ChunkFromRatesAndMemory) {
   EXPECT_EQ(big.slots, 1);
   const auto short_of_memory = plan_stream(cached, n, 4, 4, 5, serial, std::size_t{2} << 30);  // 512 MiB for the ring
   EXPECT_EQ(short_of_memory.chunk, (std::int64_t{512} << 20) / 8);
+  // Where every byte read is written back (conv1d: a float in, a float out), pieces of 4 MiB.
+  const auto conv = plan_stream(cached, std::int64_t{1} << 26, 4, 4, 5, sixteen, std::size_t{80} << 30, 4);
+  EXPECT_TRUE(conv.overlap);
+  EXPECT_EQ(conv.chunk, (std::int64_t{4} << 20) * 16 / 4);
+  EXPECT_EQ(conv.chunks, 4);
+  // Fewer than two chunks planned: overlap gains nothing, the plan is the serial loop and says so.
+  const auto one = plan_stream(cached, std::int64_t{1} << 24, 4, 4, 5, sixteen, std::size_t{80} << 30, 4);
+  EXPECT_FALSE(one.overlap);
+  EXPECT_EQ(one.slots, 1);
+  EXPECT_EQ(one.chunks, 1);
+  EXPECT_NE(one.reason.find("overlap gains nothing"), std::string::npos) << one.reason;
+  EXPECT_NE(one.describe().find("serial loop"), std::string::npos) << one.describe();
+  // ... also where the model alone wants fewer than two (a transfer below a few handoffs) ...
+  EXPECT_FALSE(plan_stream(rates, 1000, 4, 0, 3, o, std::size_t{1} << 30).overlap);
+  // ... but a chunk the caller sets is overlapped as asked.
+  stream_options set_chunk = o;
+  set_chunk.chunk = 1000;
+  EXPECT_TRUE(plan_stream(rates, 1000, 4, 0, 3, set_chunk, std::size_t{1} << 30).overlap);
   // Tiny inputs: one chunk.
   EXPECT_EQ(plan_stream(rates, 1000, 4, 0, 3, o, std::size_t{1} << 30).chunks, 1);
   EXPECT_EQ(plan_stream(rates, 0, 4, 0, 3, o, std::size_t{1} << 30).chunks, 0);

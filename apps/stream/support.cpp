@@ -200,20 +200,43 @@ double measure(context& ctx, bench::suite& suite, const workload& w, const strea
     });
   };
 
+  // The serial loop and the streamed run alternate, run by run, so that a machine's drift (the
+  // page cache filling, other tenants) falls on both alike; each takes its own warm-up first.
   stream_options serial = base;
   serial.overlap = false;
-  progress("serial loop");
-  stream_report serial_report;
-  const bench::stats serial_t = timed(serial, &serial_report);
-  std::string serial_note = serial_report.plan.describe() + rate(serial_t.median_ms);
-  if (w.check)
-    if (auto bad = w.check(); !bad.empty()) serial_note += "; WRONG: " + bad;
-
   stream_options streamed = base;
   streamed.overlap = true;
-  progress("streamed");
-  stream_report streamed_report;
-  const bench::stats streamed_t = timed(streamed, &streamed_report);
+  progress("serial loop and streamed, alternating");
+  stream_report serial_report, streamed_report;
+  bench::stats serial_t, streamed_t;
+  std::string serial_wrong_note;
+  {
+    ::sync();
+    std::vector<double> serial_ms, streamed_ms;
+    const auto once = [&](const stream_options& o, stream_report& r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      r = w.run(pipe, o);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    std::string serial_wrong;
+    for (int r = 0; r < warmup; ++r) {
+      once(serial, serial_report);
+      if (r == 0 && w.check) serial_wrong = w.check();  // the serial loop's output, checked once
+      once(streamed, streamed_report);
+    }
+    bool streamed_last = true;
+    for (int r = 0; r < runs; ++r) {
+      // Which goes first alternates too, so neither always follows the other's writes.
+      if (r % 2 == 0) serial_ms.push_back(once(serial, serial_report)), streamed_ms.push_back(once(streamed, streamed_report));
+      else streamed_ms.push_back(once(streamed, streamed_report)), serial_ms.push_back(once(serial, serial_report));
+      streamed_last = r % 2 == 0;
+    }
+    if (!streamed_last) once(streamed, streamed_report);  // untimed: the output checked below is the streamed one
+    serial_t = bench::summarize(std::move(serial_ms));
+    streamed_t = bench::summarize(std::move(streamed_ms));
+    if (!serial_wrong.empty()) serial_wrong_note = "; WRONG: " + serial_wrong;
+  }
+  std::string serial_note = serial_report.plan.describe() + rate(serial_t.median_ms) + serial_wrong_note;
   std::string check_note;
   if (w.check)
     if (auto bad = w.check(); !bad.empty()) check_note = "; WRONG: " + bad;

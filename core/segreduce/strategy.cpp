@@ -31,7 +31,8 @@ std::string segreduce_plan::describe() const {
       break;
     case segreduce_strategy::large:
       s << blocks_per_segment << " block" << (blocks_per_segment == 1 ? "" : "s") << "/segment, "
-        << items_per_thread << " loads in flight/thread" << (second_pass ? ", last block combines the partials" : "");
+        << items_per_thread << (ordered ? " elements of its run/thread and round" : " loads in flight/thread")
+        << (second_pass ? ", last block combines the partials" : "");
       break;
     default:
       s << segments_per_block << " segments/block, ";
@@ -69,6 +70,8 @@ int group_lanes(std::int64_t n, std::size_t value_bytes) {
 // sequential above 2^16 segments and to large when n exceeds half a block. On the H100:
 //  - segments too long for a small-strategy block, or n >= 1024 unless a commutative operator
 //    gives the lane-group kernel at least a full wave of blocks: large (1.00-1.10x the floor);
+//  - the same for compute-bound elements (declared by f) from a block's width on: a lane group
+//    short of a wave leaves most SMs idle while each lane computes n / 32 elements in turn;
 //  - enough segments for one thread each on every SM (m >= SMs x block_threads) and either
 //    segments that fit one tile row (n <= columns), a non-commutative operator (the segmented
 //    scan costs more than the tile transposition for maximum subarray sum), or short segments of
@@ -76,15 +79,17 @@ int group_lanes(std::int64_t n, std::size_t value_bytes) {
 //  - otherwise whole segments per block: small (lane groups with WarpReduce for commutative
 //    operators, the segmented scan otherwise).
 const char* auto_rule(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
-                      bool commutative, segreduce_strategy& chosen) {
+                      bool commutative, bool compute_bound, segreduce_strategy& chosen) {
   chosen = segreduce_strategy::large;
   if (n > small_capacity(value_bytes)) return "segments longer than a small-strategy tile";
+  const std::int64_t group_blocks = (m * group_lanes(n, value_bytes) + block_threads - 1) / block_threads;
   if (n >= large_min_n) {
-    const std::int64_t group_blocks = (m * group_lanes(n, value_bytes) + block_threads - 1) / block_threads;
     if (!commutative || group_blocks < resident_blocks(props)) return "n >= 4 blocks' width";
     chosen = segreduce_strategy::small;
     return "n >= 4 blocks' width, commutative, a full wave of lane groups";
   }
+  if (compute_bound && commutative && n >= block_threads && group_blocks < resident_blocks(props))
+    return "compute-bound elements, a block's width per segment, lane groups short of a wave";
   const std::int64_t sms = props.sm_count > 0 ? props.sm_count : 132;
   if (m >= sms * block_threads) {
     chosen = segreduce_strategy::sequential;
@@ -100,12 +105,12 @@ const char* auto_rule(const device_properties& props, std::int64_t m, std::int64
 }  // namespace
 
 segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
-                              const segreduce_options& options, bool commutative) {
+                              const segreduce_options& options, bool commutative, bool compute_bound) {
   if (options.blocks_per_segment < 0) throw usage_error("segreduce: blocks_per_segment must not be negative");
   segreduce_plan plan;
   plan.block_threads = block_threads;
   if (options.strategy == segreduce_strategy::automatic) {
-    plan.reason = auto_rule(props, m, n, value_bytes, commutative, plan.strategy);
+    plan.reason = auto_rule(props, m, n, value_bytes, commutative, compute_bound, plan.strategy);
   } else {
     plan.strategy = options.strategy;
     plan.reason = "forced";
@@ -115,14 +120,18 @@ segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, st
     case segreduce_strategy::sequential:
       plan.items_per_thread = segreduce_sequential_columns(value_bytes);
       {
-        const std::int64_t most = n <= plan.items_per_thread ? B * plan.items_per_thread / std::max<std::int64_t>(n, 1) : B;
+        const bool whole = n <= plan.items_per_thread;
+        const std::int64_t most = whole ? B * plan.items_per_thread / std::max<std::int64_t>(n, 1) : B;
         const std::int64_t fill = (m + resident_blocks(props) - 1) / resident_blocks(props);
-        plan.segments_per_block = std::clamp<std::int64_t>(fill, std::min(most, sequential_min_rows), most);
+        const std::int64_t least = whole ? std::max(sequential_min_rows, (sequential_min_items * B + n - 1) / std::max<std::int64_t>(n, 1))
+                                         : sequential_min_rows;
+        plan.segments_per_block = std::clamp<std::int64_t>(fill, std::min(most, least), most);
       }
       plan.grid = (m + plan.segments_per_block - 1) / plan.segments_per_block;
       break;
     case segreduce_strategy::large: {
-      plan.items_per_thread = segreduce_items_per_thread(value_bytes);
+      plan.ordered = !commutative;
+      plan.items_per_thread = commutative ? segreduce_items_per_thread(value_bytes) : segreduce_ordered_items(value_bytes);
       std::int64_t k = options.blocks_per_segment;
       if (k == 0) {
         const std::int64_t target = resident_blocks(props) * large_waves;

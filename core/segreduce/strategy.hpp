@@ -11,9 +11,12 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/context.hpp"
 
@@ -34,13 +37,15 @@ struct segreduce_options {
 struct segreduce_plan {
   segreduce_strategy strategy = segreduce_strategy::sequential;
   int block_threads = 256;
-  int items_per_thread = 1;             // large/small: loads in flight per thread; sequential: tile columns
+  int items_per_thread = 1;             // large/small: loads in flight per thread (large, non-commutative:
+                                        // elements of its run per round); sequential: tile columns
   std::int64_t blocks_per_segment = 1;  // large only
   std::int64_t chunk = 0;               // large only: elements of a segment per block (a multiple of a tile)
   std::int64_t segments_per_block = 1;  // sequential and small (sequential: tile rows)
   int group_threads = 0;                // small, commutative operators: lanes per segment (0: segmented scan)
   std::int64_t grid = 0;                // blocks of the first kernel
   bool second_pass = false;             // large with blocks_per_segment > 1: partials combined by the last block
+  bool ordered = false;                 // large, non-commutative: each thread folds a contiguous run in order
   bool host = false;                    // ran on the host backend (OpenMP); the fields above are unused
   const char* reason = "";              // why auto chose it ("forced" when options named it)
   std::string describe() const;
@@ -72,6 +77,9 @@ inline constexpr int large_waves = 1;
 // grid has a block for every resident block slot: small problems and compute-heavy elements
 // (Black-Scholes) need the blocks more than the long tiles.
 inline constexpr std::int64_t sequential_min_rows = 32;
+// ...but a tile of whole short segments still gives each thread at least this many elements to
+// stage: thinner tiles, one element a thread, left the loads' latency exposed (2^18 elements).
+inline constexpr std::int64_t sequential_min_items = 4;
 // Small strategy, commutative operators: lanes per segment. Segments of at least 16 x items
 // elements are read by a full warp, shorter ones by 8 lanes, so that lanes are not left idle.
 inline constexpr int group_lanes_wide = 32, group_lanes_narrow = 8;
@@ -85,14 +93,32 @@ inline constexpr std::int64_t sequential_max_n_wide = 256;      // 8+ byte value
 // value_bytes bytes (host backend: the result is informational).
 // commutative: whether the operator may be reordered (soac::is_commutative_v), which lets the
 // small strategy reduce each segment with a group of lanes instead of the segmented scan.
+// compute_bound: f declares that an element costs far more to compute than to load (see
+// soac::declares_compute_bound), which makes threads worth more than few long lane groups.
 segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
-                              const segreduce_options& options, bool commutative = false);
+                              const segreduce_options& options, bool commutative = false, bool compute_bound = false);
+
+// Whether an element functor declares `static constexpr bool compute_bound = true` (Black-Scholes
+// pricing per element: exp, log and sqrt where an array read would be a load).
+template <class F, class = void>
+inline constexpr bool declares_compute_bound = false;
+template <class F>
+inline constexpr bool declares_compute_bound<F, std::void_t<decltype(F::compute_bound)>> = bool(F::compute_bound);
 
 // Tile sizes derived from the value size (shared by the planner and the kernels' template
 // arguments, so both agree).
 constexpr int segreduce_items_per_thread(std::size_t value_bytes) {
   const std::size_t k = segreduce_tuning::bytes_in_flight_per_thread / (value_bytes ? value_bytes : 1);
   return k < 1 ? 1 : (k > 8 ? 8 : int(k));
+}
+// Large strategy, non-commutative operators: elements of its run a thread folds per round, 128 B
+// of values (32 ints, 8 maximum-subarray quads) and a power of two, so that a round's 32-byte
+// sectors are read whole; fewer where the tile (block_threads padded rows) would pass 40 KiB.
+constexpr int segreduce_ordered_items(std::size_t value_bytes) {
+  const std::size_t vb = value_bytes ? value_bytes : 1;
+  std::size_t k = std::bit_floor(std::clamp<std::size_t>(128 / vb, 1, 32));
+  while (k > 1 && std::size_t(segreduce_tuning::block_threads) * (k + 1) * vb > 40 * 1024) k /= 2;
+  return int(k);
 }
 constexpr int segreduce_sequential_columns(std::size_t value_bytes) {
   const std::size_t k = segreduce_tuning::sequential_tile_bytes / (std::size_t(segreduce_tuning::block_threads) * value_bytes);

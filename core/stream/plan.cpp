@@ -39,8 +39,13 @@ constexpr std::size_t probe_bytes = std::size_t{16} << 20;
 // last-level cache spares it (a small ring filled faster than a large one: docs/tuning/stream.md).
 constexpr std::size_t ring_bytes = std::size_t{96} << 20;
 // Each writer's piece of every output per chunk, at least: writers of small pieces slow each other
-// down (docs/tuning/stream.md).
+// down (docs/tuning/stream.md). Where every byte read is written back (conv1d, histeq) the writes
+// are the run, and fewer, larger chunks wrote faster than 2 MiB pieces.
 constexpr double write_piece_bytes = double(std::size_t{2} << 20);
+constexpr double write_heavy_piece_bytes = double(std::size_t{4} << 20);
+// Overlap pays for its start (threads, a ring of slots, a pipeline filling and draining) only
+// over this many chunks; fewer planned and the run is the serial loop (docs/tuning/stream.md).
+constexpr std::int64_t min_overlapped_chunks = 2;
 // The serial loop's chunk (all arrays together): large steps amortise its synchronisations, but
 // pinning more than this gains nothing (hist over 8 GiB: 1 GiB chunks were as fast as any).
 constexpr double serial_chunk_bytes = double(std::size_t{1} << 30);
@@ -185,20 +190,23 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
   std::int64_t chunk = 0;
   std::ostringstream why;
   why.precision(3);
+  // The serial loop as a plain program runs it: large steps. Small chunks only pay off when
+  // stages overlap (docs/tuning/stream.md).
+  const auto serial_chunk = [&](std::ostringstream& text) {
+    std::int64_t c = std::min({max_chunk, most, std::max<std::int64_t>(1, std::int64_t(tuning::serial_chunk_bytes / per_element))});
+    text << "serial: " << bytes_text(tuning::serial_chunk_bytes) << " per chunk, within memory (" << bytes_text(ring_budget)
+         << " for the rings)";
+    if (o.max_chunk > 0 && c > o.max_chunk) {
+      c = o.max_chunk;
+      text << ", at most " << o.max_chunk << " elements";
+    }
+    return std::max(o.granule, c / o.granule * o.granule);
+  };
   if (o.chunk > 0) {
     chunk = std::max(o.granule, o.chunk / o.granule * o.granule);
     why << "set";
   } else if (!o.overlap) {
-    // The serial loop as a plain program runs it: large steps. Small chunks only pay off when
-    // stages overlap (docs/tuning/stream.md).
-    chunk = std::min({max_chunk, most, std::max<std::int64_t>(1, std::int64_t(tuning::serial_chunk_bytes / per_element))});
-    why << "serial: " << bytes_text(tuning::serial_chunk_bytes) << " per chunk, within memory (" << bytes_text(ring_budget)
-        << " for the rings)";
-    if (o.max_chunk > 0 && chunk > o.max_chunk) {
-      chunk = o.max_chunk;
-      why << ", at most " << o.max_chunk << " elements";
-    }
-    chunk = std::max(o.granule, chunk / o.granule * o.granule);
+    chunk = serial_chunk(why);
   } else {
     const double total_s = double(n) * double(std::max(in_bytes, out_bytes)) / std::max(rates.copy_bytes_per_s, 1.0);
     const double handoff = std::max(rates.handoff_s, 1e-6) * tuning::handoffs_per_chunk;
@@ -215,10 +223,11 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
     }
     if (p.writers > 0) {
       const double eb = double(out_min_element_bytes > 0 ? out_min_element_bytes : out_bytes);
-      const auto least = std::int64_t(std::ceil(tuning::write_piece_bytes * p.writers / eb));
+      const double piece = out_bytes >= in_bytes ? tuning::write_heavy_piece_bytes : tuning::write_piece_bytes;
+      const auto least = std::int64_t(std::ceil(piece * p.writers / eb));
       if (chunk < least) {
         chunk = least;
-        why << "; pieces of at least " << bytes_text(tuning::write_piece_bytes) << " for each of " << p.writers << " writers";
+        why << "; pieces of at least " << bytes_text(piece) << " for each of " << p.writers << " writers";
       }
     }
     if (chunk > max_chunk) {
@@ -230,6 +239,17 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
       why << "; at most " << o.max_chunk << " elements";
     }
     chunk = std::max(o.granule, chunk / o.granule * o.granule);
+    // The model's own verdict on overlap: fewer than two chunks, nothing runs beside anything.
+    const std::int64_t planned = n == 0 ? 0 : (n + std::min(chunk, most) - 1) / std::min(chunk, most);
+    if (n > 0 && (ideal_chunks < double(tuning::min_overlapped_chunks) || planned < tuning::min_overlapped_chunks)) {
+      std::ostringstream fallback;
+      fallback.precision(3);
+      fallback << "overlap gains nothing: " << planned << " chunk" << (planned == 1 ? "" : "s") << " (" << why.str() << "); ";
+      chunk = serial_chunk(fallback);
+      why.str(fallback.str());
+      p.overlap = false;
+      p.slots = 1;
+    }
   }
   chunk = std::min(chunk, most);
   if (chunk > max_chunk)
