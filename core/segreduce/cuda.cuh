@@ -133,11 +133,14 @@ segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_p
   // round would leave threads idle, and a round costs the same barriers).
   constexpr int tile_items = segreduce_items_per_thread(sizeof(T));
   using block_exchange = cub::BlockExchange<T, Block, tile_items>;
-  __shared__ union {
+  // All shared memory is dynamic, sized by the launch (segreduce_large_shared_bytes): the ordered
+  // path's tile only where a part holds a whole round, so that short segments keep 8 blocks per SM.
+  extern __shared__ __align__(16) unsigned char large_shared[];
+  union temp_storage {
     typename block_reduce::TempStorage reduce;
     typename block_exchange::TempStorage exchange;
-    cub::Uninitialized<T[is_commutative_v<Op> ? 1 : Block * row]> tile;
-  } temp;
+  };
+  temp_storage& temp = *reinterpret_cast<temp_storage*>(large_shared);
   const std::int64_t local = blockIdx.x / blocks_per_segment;
   const std::int64_t part = blockIdx.x - local * blocks_per_segment;
   const std::int64_t s = first + local;
@@ -186,7 +189,7 @@ segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_p
     }
     result = acc;
   } else {
-    T* tile = temp.tile.Alias();
+    T* tile = reinterpret_cast<T*>(large_shared);
     const std::int64_t len = hi - lo;
     const std::int64_t run = ((len + Block - 1) / Block + Items - 1) / Items * Items;
     // Element k * Block + t of a round is column c of run r (Items divides Block).
@@ -349,6 +352,22 @@ segreduce_small_groups_kernel(std::int64_t first, std::int64_t end, std::int64_t
   if (lane == 0 && s < end) out[s] = total;
 }
 
+// Dynamic shared memory of segreduce_large_kernel for segments of n elements: its block
+// reduction and exchange, and for a non-commutative operator with n of at least a round, the
+// ordered tile (block_threads padded rows of Items values).
+template <int Block, int Items, class Op>
+std::size_t segreduce_large_shared_bytes(std::int64_t n) {
+  using T = typename Op::value_type;
+  using block_reduce = cub::BlockReduce<T, Block>;
+  using block_exchange = cub::BlockExchange<T, Block, segreduce_items_per_thread(sizeof(T))>;
+  std::size_t bytes = sizeof(typename block_reduce::TempStorage);
+  if constexpr (!is_commutative_v<Op>) {
+    bytes = std::max(bytes, sizeof(typename block_exchange::TempStorage));
+    if (n >= std::int64_t{Block} * Items) bytes = std::max(bytes, std::size_t(Block) * (Items == 1 ? 1 : Items + 1) * sizeof(T));
+  }
+  return bytes;
+}
+
 template <class T>
 __global__ void segreduce_fill_kernel(std::int64_t m, T value, T* out) {
   const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -385,6 +404,17 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
     case segreduce_strategy::large: {
       const std::int64_t k = plan.blocks_per_segment;
       const std::int64_t slice = max_grid_x / k;
+      const std::size_t shared_bytes = segreduce_large_shared_bytes<B, large_items, Op>(n);
+      if constexpr (!is_commutative_v<Op>) {
+        // The ordered tile takes up to 40 KiB: ask for the largest shared-memory carveout once, so
+        // that 6 such blocks fit an SM whatever the driver's default split.
+        static const bool carveout = [] {
+          SOAC_CUDA_CHECK(cudaFuncSetAttribute(segreduce_large_kernel<B, large_items, Op, F>,
+                                               cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+          return true;
+        }();
+        (void)carveout;
+      }
       buffer<T> partials;
       unsigned* counters = nullptr;
       if (k > 1) {
@@ -393,7 +423,7 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
       }
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        segreduce_large_kernel<B, large_items, Op><<<static_cast<unsigned>(count * k), B, 0, stream>>>(
+        segreduce_large_kernel<B, large_items, Op><<<static_cast<unsigned>(count * k), B, shared_bytes, stream>>>(
             first, n, k, plan.chunk, f, out, partials.data(), counters, op);
         SOAC_CHECK_LAUNCH("segreduce_large_kernel");
       }
