@@ -76,6 +76,33 @@ TEST_P(Segreduce, SegmentedSumMatchesReference) {
   check_all<plus<std::int32_t>>(ctx(), [](const std::int32_t* d, std::int64_t n) { return row_element{d, n}; });
 }
 
+// A 32-byte non-commutative operator: products of 2x2 matrices of wrapping 64-bit integers
+// (associative, exact), so the large strategy's ordered rounds take 4 values per thread.
+struct mat2 {
+  std::uint64_t a, b, c, d;
+  friend SOAC_HD bool operator==(const mat2& x, const mat2& y) { return x.a == y.a && x.b == y.b && x.c == y.c && x.d == y.d; }
+};
+struct mat2_product {
+  using value_type = mat2;
+  SOAC_HD static mat2 identity() { return {1, 0, 0, 1}; }
+  SOAC_HD mat2 operator()(const mat2& x, const mat2& y) const {
+    return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
+  }
+};
+struct matrix_element {
+  const std::int32_t* data;
+  std::int64_t n;
+  SOAC_HD mat2 operator()(std::int64_t s, std::int64_t j) const {
+    const auto x = std::uint64_t(std::int64_t(data[s * n + j]));
+    return {x, 1, 1, 0};
+  }
+};
+
+TEST_P(Segreduce, WideNonCommutativeValuesKeepTheOrder) {
+  static_assert(segreduce_ordered_items(sizeof(mat2)) == 4);
+  check_all<mat2_product>(ctx(), [](const std::int32_t* d, std::int64_t n) { return matrix_element{d, n}; });
+}
+
 TEST_P(Segreduce, IndexOfMaxTakesTheLowerIndexOnTies) {
   // Range 7: many ties in every segment.
   check_all<arg_max<std::int32_t>>(ctx(), [](const std::int32_t* d, std::int64_t n) { return indexed_element{d, n}; }, 7);
