@@ -47,8 +47,8 @@ segreduce_plan segreduce(context& ctx, std::int64_t m, std::int64_t n, F f, span
   if (static_cast<std::uint64_t>(out.size()) < static_cast<std::uint64_t>(m))
     throw usage_error("segreduce: the output holds " + std::to_string(out.size()) + " elements, but m = " +
                       std::to_string(m));
-  segreduce_plan plan = plan_segreduce(ctx.props(), m, n, sizeof(T), options, is_commutative_v<Op>,
-                                        declares_compute_bound<F>);
+  segreduce_plan plan = plan_segreduce(ctx.props(), m, n, sizeof(T), options, is_commutative_v<Op>, declares_compute_bound<F>,
+                                        ctx.is_cuda() ? detail::segreduce_ordered_resident<Op, F>(ctx) : 0);
   if (m == 0) return plan;
   if (ctx.is_cuda()) {
     detail::segreduce_cuda<Op>(ctx, plan, m, n, f, out.data(), op);

@@ -321,6 +321,11 @@ TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
   EXPECT_TRUE(ordered.ordered);
   EXPECT_EQ(ordered.items_per_thread, segreduce_ordered_items(4));
   EXPECT_EQ(ordered.blocks_per_segment, (std::int64_t{1} << 18) / (segreduce_tuning::block_threads * segreduce_ordered_items(4)));
+  // The ordered kernel's own residency sets the wave (5 blocks per SM on the H100, not 8).
+  const auto wave = plan_segreduce(h100, 1, std::int64_t{1} << 26, 16, {}, false, false, 660);
+  EXPECT_LE(wave.blocks_per_segment, 660);
+  EXPECT_GE(wave.blocks_per_segment, 600);
+  EXPECT_GT(plan_segreduce(h100, 1, std::int64_t{1} << 26, 16, {}, false).blocks_per_segment, 1000);
   // Compute-bound elements (Black-Scholes): a block per segment where lane groups would not
   // fill a wave (FHPC17 Fig 15, m = 2^10 x 256 days), lane groups where they would.
   EXPECT_EQ(plan_segreduce(h100, 1 << 10, 256, 8, {}, true, true).strategy, segreduce_strategy::large);

@@ -360,6 +360,21 @@ __global__ void segreduce_fill_kernel(std::int64_t m, T value, T* out) {
   if (i < m) out[i] = value;
 }
 
+// Blocks of the ordered (non-commutative, whole rounds) large kernel resident on the device at
+// once, for the planner's wave; 0 for commutative operators.
+template <class Op, class F>
+std::int64_t segreduce_ordered_resident(context& ctx) {
+  if constexpr (is_commutative_v<Op>) {
+    return 0;
+  } else {
+    ctx.activate();
+    constexpr int B = segreduce_tuning::block_threads;
+    const int per_sm = resident_blocks(segreduce_large_kernel<B, segreduce_ordered_items(sizeof(typename Op::value_type)), true, Op, F>,
+                                       B, 0, "segreduce_large_kernel");
+    return std::int64_t(per_sm) * std::max(1, ctx.props().sm_count);
+  }
+}
+
 template <class Op, class F>
 void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, std::int64_t n, F f,
                     typename Op::value_type* out, Op op) {

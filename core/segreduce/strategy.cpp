@@ -105,7 +105,8 @@ const char* auto_rule(const device_properties& props, std::int64_t m, std::int64
 }  // namespace
 
 segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
-                              const segreduce_options& options, bool commutative, bool compute_bound) {
+                              const segreduce_options& options, bool commutative, bool compute_bound,
+                              std::int64_t ordered_resident) {
   if (options.blocks_per_segment < 0) throw usage_error("segreduce: blocks_per_segment must not be negative");
   segreduce_plan plan;
   plan.block_threads = block_threads;
@@ -134,7 +135,10 @@ segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, st
       plan.items_per_thread = commutative ? segreduce_items_per_thread(value_bytes) : segreduce_ordered_items(value_bytes);
       std::int64_t k = options.blocks_per_segment;
       if (k == 0) {
-        const std::int64_t target = resident_blocks(props) * large_waves;
+        // One wave of the kernel that runs: a second, partly filled wave of the ordered kernel
+        // (5 blocks per SM, not 8) left most SMs idle at its end.
+        const std::int64_t resident = !commutative && ordered_resident > 0 ? ordered_resident : resident_blocks(props);
+        const std::int64_t target = resident * large_waves;
         std::int64_t most = std::max<std::int64_t>(1, n / (B * large_min_items_per_thread));
         // Segments too few to fill the GPU so (one long one, a min/max over an image, left 64
         // blocks on 132 SMs): down to a tile a block, where that gives each enough blocks.

@@ -95,8 +95,11 @@ inline constexpr std::int64_t sequential_max_n_wide = 256;      // 8+ byte value
 // small strategy reduce each segment with a group of lanes instead of the segmented scan.
 // compute_bound: f declares that an element costs far more to compute than to load (see
 // soac::declares_compute_bound), which makes threads worth more than few long lane groups.
+// ordered_resident: blocks of the non-commutative large kernel resident on the device at once
+// (its tile and registers hold it below the 8 per SM the plan assumes otherwise); 0: assume 8.
 segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, std::int64_t n, std::size_t value_bytes,
-                              const segreduce_options& options, bool commutative = false, bool compute_bound = false);
+                              const segreduce_options& options, bool commutative = false, bool compute_bound = false,
+                              std::int64_t ordered_resident = 0);
 
 // Whether an element functor declares `static constexpr bool compute_bound = true` (Black-Scholes
 // pricing per element: exp, log and sqrt where an array read would be a load).
