@@ -121,8 +121,8 @@ segreduce_sequential_kernel(std::int64_t first, std::int64_t end, std::int64_t n
 // out[s] and resets the counter: one launch, no second pass.
 // Rounds: a non-commutative operator's segments hold at least one round (block_threads x Items);
 // the launcher picks it per call, so that the tile and its registers stay out of the version that
-// folds short segments tile by tile (2^16 segments of 1024 quads ran 0.263 -> 0.305 ms with both
-// paths in one kernel, H100).
+// folds short segments tile by tile (with both paths in one kernel, short segments lost occupancy
+// to registers they never use: docs/tuning/segreduce.md).
 template <int Block, int Items, bool Rounds, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_per_segment, std::int64_t chunk, F f,
