@@ -42,6 +42,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/context.hpp"
 
@@ -127,6 +128,10 @@ struct stream_chunk {
 };
 
 using stream_kernel = std::function<void(const stream_chunk&)>;
+
+// The words a plan's reason begins with where the planner chose the serial loop for an overlapped
+// run (fewer than two chunks); reports look for them (soac reproduce's ZOne table).
+inline constexpr std::string_view stream_serial_fallback = "overlap gains nothing";
 
 // What a run does: sizes, chunking, threads and the rings' memory.
 struct stream_plan {

@@ -30,7 +30,9 @@ struct stream_case {
   double serial() const { return ms("serial loop"); }
   double streamed() const { return ms("streamed"); }
   double bound() const { return ms("bound"); }
-  // Whether soac's planner ran the serial loop for "streamed" (fewer than two chunks planned).
+  // Whether soac's planner ran the serial loop for "streamed" (fewer than two chunks planned): the
+  // plan's reason in the bench's note starts with soac::stream_serial_fallback (core/stream.hpp,
+  // not included here: this library stays plain C++ without the CUDA headers).
   bool fell_back() const {
     const json* v = variant(*c, "streamed");
     return v && note_of(*v).find("overlap gains nothing") != std::string::npos;

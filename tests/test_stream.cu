@@ -359,7 +359,7 @@ TEST(StreamPlan, ChunkFromRatesAndMemory) {
   stream_options o;
   const std::int64_t n = std::int64_t{1} << 30;  // 4 GiB of floats in, 4 GiB out
   const auto p = plan_stream(rates, n, 4, 4, 5, o, std::size_t{80} << 30);
-  // sqrt(4 x 86 ms / 40 us) ~ 93 chunks.
+  // sqrt((stages - 1) T / h): T the 4 GiB at the copy rate above, h two handoffs: about 93 chunks.
   EXPECT_GT(p.chunks, 60);
   EXPECT_LT(p.chunks, 140);
   EXPECT_LE(double(p.host_bytes), 0.25 * double(std::size_t{80} << 30));
@@ -423,7 +423,7 @@ TEST(StreamPlan, ChunkFromRatesAndMemory) {
   EXPECT_FALSE(one.overlap);
   EXPECT_EQ(one.slots, 1);
   EXPECT_EQ(one.chunks, 1);
-  EXPECT_NE(one.reason.find("overlap gains nothing"), std::string::npos) << one.reason;
+  EXPECT_EQ(one.reason.rfind(stream_serial_fallback, 0), 0u) << one.reason;
   EXPECT_NE(one.describe().find("serial loop"), std::string::npos) << one.describe();
   // ... also where the model alone wants fewer than two (a transfer below a few handoffs) ...
   EXPECT_FALSE(plan_stream(rates, 1000, 4, 0, 3, o, std::size_t{1} << 30).overlap);

@@ -145,14 +145,16 @@ void zero(context& ctx, void* data, std::size_t bytes) {
   else std::memset(data, 0, bytes);
 }
 
+double wall_ms(const std::function<void()>& body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  body();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 bench::stats time_wall(int warmup, int runs, const std::function<void()>& body) {
   for (int r = 0; r < warmup; ++r) body();
   std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  for (int r = 0; r < runs; ++r) ms.push_back(wall_ms(body));
   return bench::summarize(std::move(ms));
 }
 
@@ -213,11 +215,7 @@ double measure(context& ctx, bench::suite& suite, const workload& w, const strea
   {
     ::sync();
     std::vector<double> serial_ms, streamed_ms;
-    const auto once = [&](const stream_options& o, stream_report& r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      r = w.run(pipe, o);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    };
+    const auto once = [&](const stream_options& o, stream_report& r) { return wall_ms([&] { r = w.run(pipe, o); }); };
     std::string serial_wrong;
     for (int r = 0; r < warmup; ++r) {
       once(serial, serial_report);

@@ -90,6 +90,8 @@ struct workload {
 double measure(context& ctx, bench::suite& suite, const workload& w, const stream_options& base);
 
 // Wall-clock stats of `runs` calls of body after `warmup` untimed ones.
+// Wall-clock milliseconds of one call of body; time_wall: warm-up calls, then the stats of `runs`.
+double wall_ms(const std::function<void()>& body);
 bench::stats time_wall(int warmup, int runs, const std::function<void()>& body);
 
 // A folder for the bench's files: `dir` if given, else the system temporary folder; the files

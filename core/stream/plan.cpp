@@ -244,7 +244,7 @@ stream_plan plan_stream(const stream_rates& rates, std::int64_t n, std::size_t i
     if (n > 0 && (ideal_chunks < double(tuning::min_overlapped_chunks) || planned < tuning::min_overlapped_chunks)) {
       std::ostringstream fallback;
       fallback.precision(3);
-      fallback << "overlap gains nothing: " << planned << " chunk" << (planned == 1 ? "" : "s") << " (" << why.str() << "); ";
+      fallback << stream_serial_fallback << ": " << planned << " chunk" << (planned == 1 ? "" : "s") << " (" << why.str() << "); ";
       chunk = serial_chunk(fallback);
       why.str(fallback.str());
       p.overlap = false;
