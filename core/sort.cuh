@@ -13,12 +13,15 @@
 // radix_sort keys: uint32, int32 or float; values: any 4- or 8-byte trivially copyable type,
 // moved with their keys, stable. Float order (see core/sort/keys.hpp): -NaN < -inf < ... <
 // -0.0 < +0.0 < ... < +inf < +NaN. Algorithms:
-//  - digits (default): 8-bit digits, 4 passes, each a per-tile digit histogram, soac::scan of
-//    the counts, and a rank-and-scatter kernel.
+//  - digits (default): 8-bit digits, 4 passes. Below 2^30 keys, one-sweep: one read counts
+//    every pass's digits, then each pass is one rank-and-scatter kernel whose tiles find their
+//    offsets by decoupled look-back. From 2^30 keys, and always with digits_per_pass: each
+//    pass is a per-tile digit histogram, soac::scan of the counts, and a rank-and-scatter.
 //  - one_bit: the report's Fig 4, 32 passes of exactly soac::scan + soac::scatter (kept to show
 //    where the write-based formulation stands).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -93,7 +96,7 @@ std::int64_t partition(context& ctx, std::int64_t n, F f, P pred, span<T> out) {
   return detail::selected_count(ctx, n, pred, offsets);
 }
 
-enum class radix_algorithm { digits, one_bit };
+enum class radix_algorithm { digits, digits_per_pass, one_bit };
 
 struct radix_sort_options {
   radix_algorithm algorithm = radix_algorithm::digits;
@@ -102,6 +105,7 @@ struct radix_sort_options {
 struct sort_plan {
   radix_algorithm algorithm = radix_algorithm::digits;
   bool host = false;
+  bool one_sweep = false;
   int passes = 0;
   std::int64_t tiles = 0;
   int tile_items = 0;
@@ -111,6 +115,9 @@ struct sort_plan {
       s << "1-bit write-based (report Fig 4): " << passes << " passes of soac::scan + soac::scatter";
     } else if (host) {
       s << sort_tuning::radix_bits << "-bit digits, " << passes << " passes, host OpenMP";
+    } else if (one_sweep) {
+      s << sort_tuning::radix_bits << "-bit digits, one-sweep: one histogram read of all " << passes
+        << " digits, then per pass one rank/scatter with decoupled look-back (" << tiles << " tiles of " << tile_items << ")";
     } else {
       s << sort_tuning::radix_bits << "-bit digits, " << passes << " passes of tile histogram + soac::scan + rank/scatter ("
         << tiles << " tiles of " << tile_items << ")";
@@ -151,10 +158,46 @@ sort_plan radix_sort_digits_cuda(context& ctx, std::int64_t n, K* keys, V* value
   return plan;
 }
 
+// One-sweep (see core/sort/cuda.cuh); n < 2^30, so that every count fits its status word.
+template <int Items, class K, class V, bool HasValues>
+sort_plan radix_sort_onesweep_cuda(context& ctx, std::int64_t n, K* keys, V* values, sort_plan plan) {
+  constexpr int block = sort_tuning::block_threads;
+  const std::int64_t tiles = ceil_div(n, std::int64_t{block} * Items);
+  plan.one_sweep = true;
+  plan.tiles = tiles;
+  plan.tile_items = block * Items;
+  buffer<K> alt_keys(ctx, std::size_t(n), lifetime::temporary);
+  buffer<V> alt_values(ctx, HasValues ? std::size_t(n) : 0, lifetime::temporary);
+  // Every pass's digit totals, then one tile counter per pass.
+  constexpr int totals_words = radix_passes * radix_digits;
+  buffer<std::uint32_t> totals(ctx, totals_words + radix_passes, lifetime::temporary);
+  buffer<std::uint32_t> status(ctx, std::size_t(tiles * radix_digits), lifetime::temporary);
+  ctx.activate();
+  SOAC_CUDA_CHECK(cudaMemsetAsync(totals.data(), 0, totals.size() * 4, ctx.stream()));
+  const int histogram_grid =
+      int(std::min<std::int64_t>(ceil_div(n, std::int64_t{block} * 16), std::int64_t{8} * ctx.props().sm_count));
+  radix_all_digits_histogram_kernel<K, block><<<histogram_grid, block, 0, ctx.stream()>>>(keys, n, totals.data());
+  SOAC_CHECK_LAUNCH("radix_all_digits_histogram_kernel");
+  K* src = keys;
+  K* dst = alt_keys.data();
+  V* vsrc = values;
+  V* vdst = alt_values.data();
+  for (int pass = 0; pass < radix_passes; ++pass) {
+    SOAC_CUDA_CHECK(cudaMemsetAsync(status.data(), 0, status.size() * 4, ctx.stream()));
+    radix_onesweep_kernel<K, V, HasValues, block, Items><<<unsigned(tiles), block, 0, ctx.stream()>>>(
+        src, dst, vsrc, vdst, n, pass * sort_tuning::radix_bits, totals.data() + pass * radix_digits, status.data(),
+        totals.data() + totals_words + pass);
+    SOAC_CHECK_LAUNCH("radix_onesweep_kernel");
+    std::swap(src, dst);
+    std::swap(vsrc, vdst);
+  }
+  return plan;
+}
+
 template <class K, class V, bool HasValues>
-sort_plan radix_sort_digits(context& ctx, std::int64_t n, K* keys, V* values) {
+sort_plan radix_sort_digits(context& ctx, std::int64_t n, K* keys, V* values, bool per_pass) {
   sort_plan plan;
-  plan.passes = 32 / sort_tuning::radix_bits;
+  plan.passes = radix_passes;
   plan.host = !ctx.is_cuda();
   if (!ctx.is_cuda()) {
     buffer<K> alt_keys(ctx, std::size_t(n), lifetime::temporary);
@@ -162,7 +205,10 @@ sort_plan radix_sort_digits(context& ctx, std::int64_t n, K* keys, V* values) {
     radix_sort_host<K, V, HasValues>(n, keys, values, alt_keys.data(), alt_values.data());
     return plan;
   }
-  return radix_sort_digits_cuda<sort_tuning::items_per_thread, K, V, HasValues>(ctx, n, keys, values, plan);
+  constexpr int items = sort_tuning::items_per_thread;
+  if (!per_pass && n <= std::int64_t{radix_status_count})
+    return radix_sort_onesweep_cuda<items, K, V, HasValues>(ctx, n, keys, values, plan);
+  return radix_sort_digits_cuda<items, K, V, HasValues>(ctx, n, keys, values, plan);
 }
 
 // The report's Fig 4: per bit, an exclusive scan of "bit is 0" gives each zero its place; ones
@@ -219,7 +265,8 @@ sort_plan radix_sort_any(context& ctx, span<K> keys, V* values, const radix_sort
   plan.host = !ctx.is_cuda();
   if (n <= 1) return plan;
   if (options.algorithm == radix_algorithm::one_bit) return radix_sort_one_bit<K, V, HasValues>(ctx, n, keys.data(), values);
-  return radix_sort_digits<K, V, HasValues>(ctx, n, keys.data(), values);
+  return radix_sort_digits<K, V, HasValues>(ctx, n, keys.data(), values,
+                                            options.algorithm == radix_algorithm::digits_per_pass);
 }
 
 }  // namespace detail

@@ -171,6 +171,41 @@ TEST_P(RadixSort, FloatsWithSignedZerosAndNaNs) {
   EXPECT_TRUE(std::signbit(zero[0]) && std::signbit(zero[1]) && !std::signbit(zero[2]) && !std::signbit(zero[3]));
 }
 
+TEST_P(RadixSort, PerPassDigitsMatch) {
+  // The per-pass structure serves n >= 2^30, too large to test; here it is forced.
+  for (std::int64_t n : sizes) check_sort(ctx(), random_u32(n, ~0u), radix_algorithm::digits_per_pass, "per-pass u32");
+  check_sort(ctx(), random_u32(200'000, 0x0f000f00u), radix_algorithm::digits_per_pass, "per-pass few keys");
+  check_sort(ctx(), random_ints(3 * tile + 1, 7), radix_algorithm::digits_per_pass, "per-pass int32");
+  check_sort(ctx(), special_floats(2 * tile + 11), radix_algorithm::digits_per_pass, "per-pass float");
+}
+
+TEST_P(RadixSort, UnalignedKeysWithEightByteValues) {
+  // Keys starting 0-3 elements past a 16-byte boundary (the one-sweep histogram reads quads),
+  // with 8-byte values that must travel with them.
+  const std::int64_t n = 9 * tile + 7;
+  const auto keys = random_u32(n, 0xffff0fffu);
+  for (std::int64_t offset : {0, 1, 2, 3}) {
+    std::vector<std::uint32_t> padded_keys(std::size_t(n + offset), 7u);
+    std::vector<std::uint64_t> padded_values(std::size_t(n + offset), 7u);
+    std::vector<std::uint64_t> values(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      padded_keys[std::size_t(i + offset)] = keys[std::size_t(i)];
+      values[std::size_t(i)] = padded_values[std::size_t(i + offset)] = (std::uint64_t(i) << 32) | 0xabcdu;
+    }
+    buffer<std::uint32_t> k(ctx(), std::span<const std::uint32_t>(padded_keys));
+    buffer<std::uint64_t> v(ctx(), std::span<const std::uint64_t>(padded_values));
+    const auto plan = radix_sort(ctx(), k.view().subspan(std::size_t(offset)), v.view().subspan(std::size_t(offset)));
+    if (ctx().is_cuda()) EXPECT_TRUE(plan.one_sweep) << plan.describe();
+    const auto sorted = k.to_vector();
+    const auto sorted_values = v.to_vector();
+    for (std::int64_t i = 0; i < offset; ++i) ASSERT_EQ(sorted[std::size_t(i)], 7u) << "the key before the span changed";
+    const std::vector<std::uint32_t> got_keys(sorted.begin() + offset, sorted.end());
+    const std::vector<std::uint64_t> got_values(sorted_values.begin() + offset, sorted_values.end());
+    const auto rep = validate::check_sort<std::uint32_t, std::uint64_t>(keys, got_keys, values, got_values);
+    ASSERT_TRUE(rep.ok()) << "offset " << offset << " " << plan.describe() << ": " << rep.describe("keys");
+  }
+}
+
 TEST_P(RadixSort, OneBitVariantMatches) {
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, tile + 1, std::int64_t{50'000}}) {
     check_sort(ctx(), random_u32(n, ~0u), radix_algorithm::one_bit, "one-bit u32");
