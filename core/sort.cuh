@@ -159,9 +159,9 @@ sort_plan radix_sort_digits_cuda(context& ctx, std::int64_t n, K* keys, V* value
 }
 
 // One-sweep (see core/sort/cuda.cuh); n < 2^30, so that every count fits its status word.
-template <int Items, class K, class V, bool HasValues>
+template <int Block, int Items, class K, class V, bool HasValues>
 sort_plan radix_sort_onesweep_cuda(context& ctx, std::int64_t n, K* keys, V* values, sort_plan plan) {
-  constexpr int block = sort_tuning::block_threads;
+  constexpr int block = Block;
   const std::int64_t tiles = ceil_div(n, std::int64_t{block} * Items);
   plan.one_sweep = true;
   plan.tiles = tiles;
@@ -207,7 +207,9 @@ sort_plan radix_sort_digits(context& ctx, std::int64_t n, K* keys, V* values, bo
   }
   constexpr int items = sort_tuning::items_per_thread;
   if (!per_pass && n <= std::int64_t{radix_status_count})
-    return radix_sort_onesweep_cuda<items, K, V, HasValues>(ctx, n, keys, values, plan);
+    return radix_sort_onesweep_cuda<sort_tuning::onesweep_block_threads,
+                                     sort_tuning::onesweep_items(HasValues ? int(sizeof(V)) : 0), K, V, HasValues>(
+        ctx, n, keys, values, plan);
   return radix_sort_digits_cuda<items, K, V, HasValues>(ctx, n, keys, values, plan);
 }
 

@@ -112,6 +112,11 @@ std::vector<std::uint32_t> random_u32(std::int64_t n, std::uint32_t mask) {
 
 TEST_P(RadixSort, RandomUint32AroundTileSizes) {
   for (std::int64_t n : sizes) check_sort(ctx(), random_u32(n, ~0u), radix_algorithm::digits, "random");
+  // The one-sweep tiles: keys alone, and keys with values.
+  for (std::int64_t t : {sort_tuning::onesweep_items_keys, sort_tuning::onesweep_items_pairs})
+    for (std::int64_t n : {t * sort_tuning::onesweep_block_threads - 1, t * sort_tuning::onesweep_block_threads + 1,
+                           3 * t * sort_tuning::onesweep_block_threads})
+      check_sort(ctx(), random_u32(n, ~0u), radix_algorithm::digits, "random, one-sweep tile edges");
   check_sort(ctx(), random_u32(1 << 20, ~0u), radix_algorithm::digits, "random");
 }
 
@@ -182,7 +187,7 @@ TEST_P(RadixSort, PerPassDigitsMatch) {
 TEST_P(RadixSort, UnalignedKeysWithEightByteValues) {
   // Keys starting 0-3 elements past a 16-byte boundary (the one-sweep histogram reads quads),
   // with 8-byte values that must travel with them.
-  const std::int64_t n = 9 * tile + 7;
+  const std::int64_t n = 9 * sort_tuning::onesweep_items(8) * sort_tuning::onesweep_block_threads + 7;
   const auto keys = random_u32(n, 0xffff0fffu);
   for (std::int64_t offset : {0, 1, 2, 3}) {
     std::vector<std::uint32_t> padded_keys(std::size_t(n + offset), 7u);

@@ -214,7 +214,7 @@ template <class K, class V, bool HasValues, int Block, int Items>
 __global__ void __launch_bounds__(Block)
     radix_onesweep_kernel(const K* keys_in, K* keys_out, const V* values_in, V* values_out, std::int64_t n, int shift,
                           const std::uint32_t* digit_totals, std::uint32_t* status, std::uint32_t* tile_counter) {
-  static_assert(Block == radix_digits, "one thread per digit does the digit's look-back");
+  static_assert(Block >= radix_digits && Block % 32 == 0, "the first radix_digits threads own a digit each");
   constexpr int tile_size = Block * Items;
   using Rank = cub::BlockRadixRankMatchEarlyCounts<Block, sort_tuning::radix_bits, false>;
   using Scan = cub::BlockScan<std::uint32_t, Block>;
@@ -236,13 +236,15 @@ __global__ void __launch_bounds__(Block)
   [[maybe_unused]] V vals[HasValues ? Items : 1];
   load_tile<K, V, HasValues, Block, Items>(keys_in, values_in, base, valid, bits, vals);
   // Where digit d starts in the whole output: the exclusive prefix of the pass's totals.
-  std::uint32_t digit_global = 0;
-  Scan(scan).ExclusiveSum(digit_totals[threadIdx.x], digit_global);
-
   const unsigned d = threadIdx.x;
+  const bool owns_digit = d < radix_digits;
+  std::uint32_t digit_global = 0;
+  Scan(scan).ExclusiveSum(owns_digit ? digit_totals[d] : 0u, digit_global);
+
   std::uint32_t* const my_status = status + tile * radix_digits + d;
   std::uint32_t tile_count = 0;
   auto publish_count = [&](int (&bins)[1]) {
+    if (!owns_digit) return;
     // Padding keys (a partial last tile) all rank last under digit radix_digits - 1.
     tile_count = std::uint32_t(bins[0]) - (d == radix_digits - 1 ? std::uint32_t(tile_size - valid) : 0u);
     cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*my_status)
@@ -253,7 +255,7 @@ __global__ void __launch_bounds__(Block)
   Rank(smem.rank).RankKeys(bits, ranks, digit, digit_start, publish_count);
 
   std::uint32_t before = 0;  // keys with digit d in the tiles before this one
-  if (tile > 0) {
+  if (owns_digit && tile > 0) {
     for (std::int64_t t = tile - 1;;) {
       const std::uint32_t s = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(status[t * radix_digits + d])
                                   .load(cuda::std::memory_order_relaxed);
@@ -265,7 +267,7 @@ __global__ void __launch_bounds__(Block)
     cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(*my_status)
         .store(radix_status_prefix | (before + tile_count), cuda::std::memory_order_relaxed);
   }
-  digit_base[d] = digit_global + before - std::uint32_t(digit_start[0]);
+  if (owns_digit) digit_base[d] = digit_global + before - std::uint32_t(digit_start[0]);
   __syncthreads();
   scatter_ranked_tile<K, V, HasValues, Block, Items>(bits, vals, ranks, digit_base, smem.exchange, valid, digit, keys_out,
                                                     values_out);

@@ -24,6 +24,16 @@ inline constexpr int radix_bits = 8;
 inline constexpr int block_threads = 256;
 inline constexpr int items_per_thread = 20;
 inline constexpr int tile_items = block_threads * items_per_thread;
+// One-sweep tiles (docs/tuning/radixsort.md; H100, 2^24-2^28 keys): 384 threads, the first 256
+// owning a digit's look-back; 20 keys a thread, 18 where 4-byte values share the exchange, 14
+// with 8-byte values (whose exchange must stay within 48 KiB of static shared memory).
+inline constexpr int onesweep_block_threads = 384;
+inline constexpr int onesweep_items_keys = 20;
+inline constexpr int onesweep_items_pairs = 18;
+inline constexpr int onesweep_items_wide_pairs = 14;
+constexpr int onesweep_items(int value_bytes) {
+  return value_bytes == 0 ? onesweep_items_keys : value_bytes <= 4 ? onesweep_items_pairs : onesweep_items_wide_pairs;
+}
 }  // namespace sort_tuning
 
 template <class K>
