@@ -35,7 +35,7 @@ using shape = std::pair<std::int64_t, std::int64_t>;  // m segments of n element
 // segments straddling a small-strategy tile, long single segments split across many blocks.
 const std::vector<shape> shapes = {{1, 1},    {1, 2},    {7, 1},     {1, 300'007}, {3, 70'001}, {1000, 37},
                                    {513, 129}, {97, 256}, {1, 2048},  {2, 2049},   {5, 1023},  {4099, 3},
-                                   {65'537, 2}, {200, 1000}};
+                                   {65'537, 2}, {200, 1000}, {1100, 701}};
 
 // Values in [-range/2, range/2): mixed signs so that the maximum subarray depends on the order.
 std::vector<std::int32_t> random_ints(std::int64_t count, std::uint64_t seed, std::uint32_t range = 2001) {
@@ -281,9 +281,13 @@ TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
   EXPECT_EQ(chosen(1, std::int64_t{1} << 26), segreduce_strategy::large);
   EXPECT_EQ(chosen(std::int64_t{1} << 26, 1), segreduce_strategy::sequential);
   EXPECT_EQ(chosen(std::int64_t{1} << 22, 16), segreduce_strategy::sequential);
-  // Measured on the H100: index of max and maximum subarray sum fold faster sequentially than
-  // with the scan; a commutative sum of mid-length segments uses lane groups.
-  EXPECT_EQ(plan_segreduce(h100, 1 << 18, 256, 16, {}, false).strategy, segreduce_strategy::sequential);
+  // Measured on the H100: maximum subarray sum folds faster sequentially than with the scan
+  // below a warp's round (8 quads a lane), with a warp per segment from there on; a commutative
+  // sum of mid-length segments uses lane groups.
+  EXPECT_EQ(plan_segreduce(h100, 1 << 20, 64, 16, {}, false).strategy, segreduce_strategy::sequential);
+  const auto warp_each = plan_segreduce(h100, 1 << 18, 256, 16, {}, false);
+  EXPECT_EQ(warp_each.strategy, segreduce_strategy::large);
+  EXPECT_TRUE(warp_each.warp_segments);
   const auto groups = plan_segreduce(h100, 1 << 18, 256, 4, {}, true);
   EXPECT_EQ(groups.strategy, segreduce_strategy::small);
   EXPECT_EQ(groups.group_threads, segreduce_tuning::group_lanes_wide);
@@ -321,6 +325,16 @@ TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
   EXPECT_TRUE(ordered.ordered);
   EXPECT_EQ(ordered.items_per_thread, segreduce_ordered_items(4));
   EXPECT_EQ(ordered.blocks_per_segment, (std::int64_t{1} << 18) / (segreduce_tuning::block_threads * segreduce_ordered_items(4)));
+  // Ordered segments shorter than a round, enough to fill the GPU: a warp each (FHPC17 Fig 13
+  // at m = 2^16); too few to fill it, or a commutative operator: blocks.
+  const auto warps = plan_segreduce(h100, 1 << 16, 1024, 16, {});
+  EXPECT_EQ(warps.strategy, segreduce_strategy::large);
+  EXPECT_TRUE(warps.warp_segments);
+  EXPECT_EQ(warps.segments_per_block, segreduce_tuning::block_threads / 32);
+  EXPECT_EQ(warps.grid, (1 << 16) / (segreduce_tuning::block_threads / 32));
+  EXPECT_FALSE(plan_segreduce(h100, 1 << 16, 1024, 16, {}, true).warp_segments);
+  EXPECT_FALSE(plan_segreduce(h100, 64, 1024, 16, {segreduce_strategy::large, 0}).warp_segments);
+  EXPECT_FALSE(plan_segreduce(h100, 1 << 14, 4096, 16, {}).warp_segments);  // a round: the block's runs
   // The ordered kernel's own residency sets the wave (5 blocks per SM on the H100, not 8).
   const auto wave = plan_segreduce(h100, 1, std::int64_t{1} << 26, 16, {}, false, false, 660);
   EXPECT_LE(wave.blocks_per_segment, 660);

@@ -241,6 +241,48 @@ segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_p
   }
 }
 
+// Large strategy, non-commutative operators, segments shorter than a block's round: a warp per
+// whole segment, the ordered kernel's transposition at warp scope. Lane l owns the contiguous
+// run l of the segment; in rounds the warp stages the next Items elements of every run in its
+// slice of shared memory (Items consecutive lanes read Items consecutive elements), each lane
+// folds its row in order, and a warp reduction in lane order combines the runs.
+template <int Block, int Items, class Op, class F>
+__global__ void __launch_bounds__(Block)
+segreduce_ordered_warps_kernel(std::int64_t first, std::int64_t end, std::int64_t n, F f, typename Op::value_type* out,
+                               Op op) {
+  using T = typename Op::value_type;
+  using warp_reduce = cub::WarpReduce<T>;
+  constexpr int warps = Block / 32;
+  constexpr int row = Items == 1 ? 1 : Items + 1;  // padded, as in segreduce_large_kernel
+  static_assert(32 % Items == 0, "a round's columns divide the warp");
+  __shared__ cub::Uninitialized<T[warps * 32 * row]> storage;
+  __shared__ typename warp_reduce::TempStorage reduce[warps];
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t s = first + std::int64_t{blockIdx.x} * warps + w;
+  if (s >= end) return;  // warp-uniform: no block-wide barrier below
+  T* tile = storage.Alias() + w * 32 * row;
+  const std::int64_t run = ((n + 31) / 32 + Items - 1) / Items * Items;
+  constexpr int runs_per_step = 32 / Items;
+  const int r0 = lane / Items, c = lane % Items;
+  T acc = Op::identity();
+  for (std::int64_t c0 = 0; c0 < run; c0 += Items) {
+    T v[Items];
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const std::int64_t j = std::int64_t(r0 + k * runs_per_step) * run + c0 + c;
+      v[k] = j < n ? segment_element<Op>(f, s, j) : Op::identity();
+    }
+#pragma unroll
+    for (int k = 0; k < Items; ++k) tile[(r0 + k * runs_per_step) * row + c] = v[k];
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < Items; ++k) acc = op(acc, tile[lane * row + k]);
+    __syncwarp();
+  }
+  const T total = warp_reduce(reduce[w]).Reduce(acc, op);
+  if (lane == 0) out[s] = total;
+}
+
 // A value with a segment-start flag: the operator of a segmented scan (associative when op is).
 template <class T>
 struct flagged {
@@ -403,6 +445,19 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
       break;
     }
     case segreduce_strategy::large: {
+      if constexpr (!is_commutative_v<Op>) {
+        if (plan.warp_segments) {
+          const std::int64_t per = plan.segments_per_block;
+          const std::int64_t slice = max_grid_x * per;
+          for (std::int64_t first = 0; first < m; first += slice) {
+            const std::int64_t count = std::min(slice, m - first);
+            segreduce_ordered_warps_kernel<B, large_items, Op>
+                <<<static_cast<unsigned>(ceil_div(count, per)), B, 0, stream>>>(first, first + count, n, f, out, op);
+            SOAC_CHECK_LAUNCH("segreduce_ordered_warps_kernel");
+          }
+          break;
+        }
+      }
       const std::int64_t k = plan.blocks_per_segment;
       const std::int64_t slice = max_grid_x / k;
       buffer<T> partials;

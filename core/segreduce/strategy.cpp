@@ -30,8 +30,9 @@ std::string segreduce_plan::describe() const {
       s << segments_per_block << " segments/block, tiles of " << block_threads * items_per_thread << " elements";
       break;
     case segreduce_strategy::large:
-      s << blocks_per_segment << " block" << (blocks_per_segment == 1 ? "" : "s") << "/segment, "
-        << items_per_thread << (ordered ? " elements of its run/thread and round" : " loads in flight/thread")
+      if (warp_segments) s << segments_per_block << " segments/block, a warp per segment, ";
+      else s << blocks_per_segment << " block" << (blocks_per_segment == 1 ? "" : "s") << "/segment, ";
+      s << items_per_thread << (ordered ? " elements of its run/thread and round" : " loads in flight/thread")
         << (second_pass ? ", last block combines the partials" : "");
       break;
     default:
@@ -72,6 +73,9 @@ int group_lanes(std::int64_t n, std::size_t value_bytes) {
 //    gives the lane-group kernel at least a full wave of blocks: large (1.00-1.10x the floor);
 //  - the same for compute-bound elements (declared by f) from a block's width on: a lane group
 //    short of a wave leaves most SMs idle while each lane computes n / 32 elements in turn;
+//  - a non-commutative operator whose segments give a warp one whole round (32 runs of
+//    segreduce_ordered_items), enough of them for every resident block slot: large, a warp per
+//    segment (maximum subarray sum, 2^18 x 256: 0.98x a plain reduction, sequential 1.51x);
 //  - enough segments for one thread each on every SM (m >= SMs x block_threads) and either
 //    segments that fit one tile row (n <= columns), a non-commutative operator (the segmented
 //    scan costs more than the tile transposition for maximum subarray sum), or short segments of
@@ -90,6 +94,8 @@ const char* auto_rule(const device_properties& props, std::int64_t m, std::int64
   }
   if (compute_bound && commutative && n >= block_threads && group_blocks < resident_blocks(props))
     return "compute-bound elements, a block's width per segment, lane groups short of a wave";
+  if (!commutative && n >= 32 * std::int64_t{segreduce_ordered_items(value_bytes)} && m >= resident_blocks(props))
+    return "non-commutative, a warp's round per segment, a warp each fills the GPU";
   const std::int64_t sms = props.sm_count > 0 ? props.sm_count : 132;
   if (m >= sms * block_threads) {
     chosen = segreduce_strategy::sequential;
@@ -154,6 +160,14 @@ segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, st
       plan.blocks_per_segment = std::max<std::int64_t>(1, (n + plan.chunk - 1) / plan.chunk);
       plan.second_pass = plan.blocks_per_segment > 1;
       plan.grid = m * plan.blocks_per_segment;
+      // Ordered segments shorter than one round (block_threads runs of items_per_thread) would
+      // leave a block folding tile by tile; a warp per segment folds runs of its own, where the
+      // segments fill every resident block slot so.
+      if (!commutative && plan.blocks_per_segment == 1 && n < tile && m >= resident_blocks(props)) {
+        plan.warp_segments = true;
+        plan.segments_per_block = B / 32;
+        plan.grid = (m + plan.segments_per_block - 1) / plan.segments_per_block;
+      }
       break;
     }
     case segreduce_strategy::small: {

@@ -5,7 +5,8 @@
 //               of block_threads long ones): the paper's transposition, per tile.
 //   large:      one or more blocks per segment, each thread reducing a chunk, a block reduction,
 //               and (with several blocks per segment) the last block to finish combining the
-//               partials in order, in the same launch.
+//               partials in order, in the same launch; non-commutative segments shorter than a
+//               block's round, enough to fill the GPU, take a warp each instead.
 //   small:      several whole segments per block: the intra-block segmented scan (any
 //               operator), or for commutative operators a lane group per segment (WarpReduce).
 #pragma once
@@ -46,6 +47,7 @@ struct segreduce_plan {
   std::int64_t grid = 0;                // blocks of the first kernel
   bool second_pass = false;             // large with blocks_per_segment > 1: partials combined by the last block
   bool ordered = false;                 // large, non-commutative: each thread folds a contiguous run in order
+  bool warp_segments = false;           // large, ordered, segments shorter than a round: a warp per segment
   bool host = false;                    // ran on the host backend (OpenMP); the fields above are unused
   const char* reason = "";              // why auto chose it ("forced" when options named it)
   std::string describe() const;
