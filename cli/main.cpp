@@ -26,6 +26,7 @@
 #include "core/build_info.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "core/multi/mpi_world.hpp"
 #include "reproduce/reproduce.hpp"
 
 namespace {
@@ -196,6 +197,7 @@ int cmd_info(std::vector<std::string>& args) {
   const auto r = parse(o, args);
   const int devices = cuda_device_count();
   std::cout << "CUDA devices: " << devices << "\n";
+  std::cout << "MPI: " << (mpi_world::built_with_mpi() ? "built with MPI (ranks in separate processes)" : "not in this build") << "\n";
   context ctx = make_context(r);
   std::cout << "backend " << ctx.describe() << "\n" << bench::environment(ctx).dump(2) << "\n";
   return exit_code::ok;

@@ -12,7 +12,10 @@ build="${1:-build}"
 grep -q 'code=\[compute_90,sm_90\]' "$build/build.ninja" "$build/Makefile" 2>/dev/null ||
   { echo "gpu-pack: $build is not built for sm_90 (CMAKE_CUDA_ARCHITECTURES=90)" >&2; exit 1; }
 mkdir -p .gpubin
-files=("$build/cli/soac" $(find "$build" -name CTestTestfile.cmake) $(find "$build/tests" -maxdepth 1 -type f -name 'test_*' -perm -u+x))
+# The GPU machine has Open MPI 4.1 of its own (Ubuntu's, with mpirun), whose libmpi.so.40 the
+# binaries load there; mpi_ranks travels for mpirun tests on it.
+files=("$build/cli/soac" $(find "$build" -name CTestTestfile.cmake)
+       $(find "$build/tests" -maxdepth 1 -type f \( -name 'test_*' -o -name 'mpi_ranks' \) -perm -u+x))
 tar -cf - "${files[@]}" | xz -T0 -6 >.gpubin/build.tar.xz
 echo "$PWD" >.gpubin/source-dir
 git rev-parse --short HEAD >.gpubin/commit 2>/dev/null || true

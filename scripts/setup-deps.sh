@@ -5,7 +5,7 @@
 #   scripts/setup-deps.sh --fuzz    also clang and its sanitizer/libFuzzer runtimes (scripts/fuzz.sh)
 set -euo pipefail
 
-packages=(cmake g++ make libcxxopts-dev nlohmann-json3-dev libstb-dev libgtest-dev python3-matplotlib)
+packages=(cmake g++ make libcxxopts-dev nlohmann-json3-dev libstb-dev libgtest-dev python3-matplotlib libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = --fuzz ]; then packages+=(clang libclang-rt-dev); fi
 
 if ! command -v nvcc >/dev/null 2>&1; then

@@ -24,6 +24,9 @@
 // partials of s), so non-commutative operators are combined in index order. The result lands on
 // every rank, or with result_placement::root on options.root alone (the other ranks' destinations are then left
 // unspecified). Calls are asynchronous on cuda like the single-context primitives.
+// With ranks in separate processes (multi_context over an mpi_world) every process makes the same
+// call with the spans of the world's ranks, of which only its own must point at memory (the
+// others may be empty); only its own ranks' work, make_f calls and results happen there.
 #pragma once
 
 #include <cstdint>
@@ -110,8 +113,8 @@ void check_rank_spans(const multi_context& mc, std::span<const span<T>> spans, s
   if (spans.size() != static_cast<std::size_t>(mc.ranks()))
     throw usage_error(std::string(what) + ": " + std::to_string(spans.size()) + " destinations for " + std::to_string(mc.ranks()) +
                       " ranks");
-  for (const auto& s : spans)
-    if (s.size() < least)
+  for (int r : mc.local_ranks())
+    if (const auto& s = spans[std::size_t(r)]; s.size() < least)
       throw usage_error(std::string(what) + ": a destination holds " + std::to_string(s.size()) + " elements, " +
                         std::to_string(least) + " are needed");
 }
@@ -122,13 +125,13 @@ std::vector<buffer<T>> gather_ranks(const multi_context& mc, std::span<const spa
   const int R = mc.ranks();
   // Overflow-checked size; the caching allocator refuses what does not fit (no cudaMemGetInfo per call).
   checked_bytes(checked_bytes(std::uint64_t(count), std::uint64_t(R), what), sizeof(T), what);
-  std::vector<buffer<T>> gathered;
+  std::vector<buffer<T>> gathered(static_cast<std::size_t>(R));  // empty for other processes' ranks
   std::vector<const void*> from(std::size_t(R), nullptr);
   std::vector<void*> to(std::size_t(R), nullptr);
-  for (int r = 0; r < R; ++r) {
-    gathered.emplace_back(mc.rank(r), std::size_t(R) * std::size_t(count), lifetime::temporary);
+  for (int r : mc.local_ranks()) {
+    gathered[std::size_t(r)] = buffer<T>(mc.rank(r), std::size_t(R) * std::size_t(count), lifetime::temporary);
     from[r] = send[r].data();
-    to[r] = gathered.back().data();
+    to[r] = gathered[std::size_t(r)].data();
   }
   mc.all_gather(from, to, std::size_t(count) * sizeof(T));
   return gathered;
@@ -150,12 +153,12 @@ void combine_partials(const multi_context& mc, std::span<const span<typename Op:
       mc.reduce(bufs, std::size_t(count), reduce_type_of<T>(), native_reduction<Op>::op, options.root);
     else
       mc.all_reduce(bufs, std::size_t(count), reduce_type_of<T>(), native_reduction<Op>::op);
-    for (int r = 0; r < mc.ranks(); ++r)
+    for (int r : mc.local_ranks())
       if (receives_result(options, r) && partials[r].data() != out[r].data())
         mc.rank(r).copy_within(out[r].data(), partials[r].data(), std::size_t(count) * sizeof(T));
   } else {
     const auto gathered = gather_ranks<T>(mc, partials, count, what);
-    for (int r = 0; r < mc.ranks(); ++r)
+    for (int r : mc.local_ranks())
       if (receives_result(options, r))
         scatter(mc.rank(r), count, fold_ranks<Op>{gathered[r].data(), count, mc.ranks(), op}, out[r]);
   }

@@ -34,10 +34,10 @@ std::vector<hist_plan> multi_hist(const multi_context& mc, const multi_options& 
   using V = typename Op::value_type;
   detail::check_multi_options(mc, options, "multi_hist");
   if (n < 0) throw usage_error("multi_hist: n must not be negative");
-  const std::size_t H = histos.empty() ? 0 : histos[0].size();
+  const std::size_t H = histos.size() == std::size_t(mc.ranks()) ? histos[std::size_t(mc.local_ranks()[0])].size() : 0;
   detail::check_rank_spans(mc, histos, H, "multi_hist");
-  for (const auto& h : histos)
-    if (h.size() != H) throw usage_error("multi_hist: every rank's histogram must have the same number of bins");
+  for (int r : mc.local_ranks())
+    if (histos[std::size_t(r)].size() != H) throw usage_error("multi_hist: every rank's histogram must have the same number of bins");
   std::vector<hist_plan> plans(static_cast<std::size_t>(mc.ranks()));
   mc.for_each_rank([&](int r) {
     context& ctx = mc.rank(r);

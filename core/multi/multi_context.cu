@@ -9,6 +9,7 @@
 
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "core/multi/mpi_world.hpp"
 #include "core/multi/rank_threads.hpp"
 
 // Every NCCL call goes through SOAC_NCCL_CHECK, beside SOAC_CUDA_CHECK: a failure becomes a
@@ -146,11 +147,52 @@ multi_context::multi_context(backend which, const std::vector<int>& devices) : b
   if (which == backend::host && devices.size() > static_cast<std::size_t>(max_host_ranks))
     throw usage_error("multi_context: the host backend simulates at most " + std::to_string(max_host_ranks) + " ranks");
   for (int d : devices) contexts_.push_back(std::make_unique<context>(which, which == backend::cuda ? d : 0));
+  local_ = first_ranks(static_cast<int>(devices.size()));
   if (which != backend::cuda) return;
   nccl_ = std::make_unique<nccl>();
   nccl_->comms.assign(devices.size(), nullptr);
   SOAC_NCCL_CHECK(ncclCommInitAll(nccl_->comms.data(), static_cast<int>(devices.size()), devices.data()));
   if (devices.size() > 1) threads_ = std::make_unique<detail::rank_threads>(static_cast<int>(devices.size()));
+}
+
+multi_context::multi_context(backend which, const mpi_world& world) : backend_(which), world_(&world) {
+  const int me = world.rank();
+  contexts_.resize(static_cast<std::size_t>(world.size()));
+  local_ = {me};
+  // Every process learns whether every other one could open its rank before any waits on it in
+  // a collective, so a failure ends all of them instead of leaving the others hanging.
+  std::string failure;
+  try {
+    int device = 0;
+    if (which == backend::cuda) {
+      const int gpus = cuda_device_count();
+      if (world.local_size() > gpus)
+        throw usage_error(std::to_string(world.local_size()) + " processes on host " + world.host_name() + " but " +
+                          std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ": one process per GPU");
+      device = world.local_rank();
+    }
+    contexts_[static_cast<std::size_t>(me)] = std::make_unique<context>(which, device);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (world.max_over_ranks(failure.empty() ? 0 : 1) != 0)
+    throw usage_error(failure.empty() ? "multi_context: another rank could not start (its own message says why)"
+                                      : "multi_context: rank " + std::to_string(me) + ": " + failure);
+  if (which != backend::cuda) return;
+  nccl_ = std::make_unique<nccl>();
+  nccl_->comms.assign(contexts_.size(), nullptr);
+  ncclUniqueId id{};
+  if (me == 0) SOAC_NCCL_CHECK(ncclGetUniqueId(&id));
+  world.broadcast(&id, sizeof(id), 0);
+  rank(me).activate();
+  SOAC_NCCL_CHECK(ncclCommInitRank(&nccl_->comms[static_cast<std::size_t>(me)], world.size(), id, me));
+}
+
+context& multi_context::rank(int r) const {
+  if (!is_local(r))
+    throw usage_error("multi_context: rank " + std::to_string(r) + (r >= 0 && r < ranks() ? " is held by another process" : " does not exist") +
+                      " (" + std::to_string(ranks()) + " ranks)");
+  return *contexts_[static_cast<std::size_t>(r)];
 }
 
 multi_context::~multi_context() {
@@ -162,7 +204,7 @@ multi_context::~multi_context() {
 void multi_context::for_each_rank(const std::function<void(int)>& task) const {
   if (threads_) return threads_->run(task);
   std::exception_ptr first;
-  for (int r = 0; r < ranks(); ++r) {
+  for (int r : local_) {
     try {
       task(r);
     } catch (...) {
@@ -175,6 +217,11 @@ void multi_context::for_each_rank(const std::function<void(int)>& task) const {
 std::string multi_context::describe() const {
   std::ostringstream s;
   s << ranks() << (ranks() == 1 ? " rank: " : " ranks: ");
+  if (world_) {
+    s << "one per MPI process; this one is rank " << world_->rank() << " on " << world_->host_name() << ": "
+      << rank(world_->rank()).describe();
+    return s.str();
+  }
   if (!is_cuda()) {
     s << "simulated in one process, each " << rank(0).describe();
     return s.str();
@@ -184,7 +231,8 @@ std::string multi_context::describe() const {
 }
 
 void multi_context::synchronize() const {
-  for (const auto& c : contexts_) c->synchronize();
+  for (const auto& c : contexts_)
+    if (c) c->synchronize();
 }
 
 void multi_context::check_ranks(std::size_t given, std::string_view what) const {
@@ -196,9 +244,10 @@ void multi_context::check_ranks(std::size_t given, std::string_view what) const 
 void multi_context::all_reduce(std::span<void* const> buffers, std::size_t count, reduce_type type, reduce_op op) const {
   check_ranks(buffers.size(), "all_reduce");
   if (count == 0) return;
+  if (!is_cuda() && world_) return world_->all_reduce(buffers[std::size_t(world_->rank())], count, type, op);
   if (!is_cuda()) return host_reduce_any(buffers, count, type, op, -1);
   SOAC_NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < ranks(); ++r)
+  for (int r : local_)
     SOAC_NCCL_CHECK(ncclAllReduce(buffers[r], buffers[r], count, nccl_type(type), nccl_op(op), nccl_->comms[r], rank(r).stream()));
   SOAC_NCCL_CHECK(ncclGroupEnd());
 }
@@ -207,9 +256,10 @@ void multi_context::reduce(std::span<void* const> buffers, std::size_t count, re
   check_ranks(buffers.size(), "reduce");
   if (root < 0 || root >= ranks()) throw usage_error("multi_context::reduce: root " + std::to_string(root) + " is not a rank");
   if (count == 0) return;
+  if (!is_cuda() && world_) return world_->reduce(buffers[std::size_t(world_->rank())], count, type, op, root);
   if (!is_cuda()) return host_reduce_any(buffers, count, type, op, root);
   SOAC_NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < ranks(); ++r)
+  for (int r : local_)
     SOAC_NCCL_CHECK(ncclReduce(buffers[r], buffers[r], count, nccl_type(type), nccl_op(op), root, nccl_->comms[r], rank(r).stream()));
   SOAC_NCCL_CHECK(ncclGroupEnd());
 }
@@ -218,13 +268,14 @@ void multi_context::all_gather(std::span<const void* const> send, std::span<void
   check_ranks(send.size(), "all_gather");
   check_ranks(recv.size(), "all_gather");
   if (bytes == 0) return;
+  if (!is_cuda() && world_) return world_->all_gather(send[std::size_t(world_->rank())], recv[std::size_t(world_->rank())], bytes);
   if (!is_cuda()) {
     for (std::size_t r = 0; r < recv.size(); ++r)
       for (std::size_t q = 0; q < send.size(); ++q) std::memcpy(static_cast<char*>(recv[r]) + q * bytes, send[q], bytes);
     return;
   }
   SOAC_NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < ranks(); ++r)
+  for (int r : local_)
     SOAC_NCCL_CHECK(ncclAllGather(send[r], recv[r], bytes, ncclUint8, nccl_->comms[r], rank(r).stream()));
   SOAC_NCCL_CHECK(ncclGroupEnd());
 }
@@ -233,13 +284,14 @@ void multi_context::broadcast(std::span<void* const> buffers, std::size_t bytes,
   check_ranks(buffers.size(), "broadcast");
   if (root < 0 || root >= ranks()) throw usage_error("multi_context::broadcast: root " + std::to_string(root) + " is not a rank");
   if (bytes == 0) return;
+  if (!is_cuda() && world_) return world_->broadcast(buffers[std::size_t(world_->rank())], bytes, root);
   if (!is_cuda()) {
     for (std::size_t r = 0; r < buffers.size(); ++r)
       if (static_cast<int>(r) != root) std::memcpy(buffers[r], buffers[root], bytes);
     return;
   }
   SOAC_NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < ranks(); ++r)
+  for (int r : local_)
     SOAC_NCCL_CHECK(ncclBroadcast(buffers[r], buffers[r], bytes, ncclUint8, root, nccl_->comms[r], rank(r).stream()));
   SOAC_NCCL_CHECK(ncclGroupEnd());
 }

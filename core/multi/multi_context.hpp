@@ -10,7 +10,13 @@
 // so the calling thread makes the collectives (NCCL's group calls join the ranks) and
 // for_each_rank queues the ranks' own work from a thread per rank.
 // host: R simulated ranks in this process, each a host context, with the same collectives done
-// in rank order over the ranks' buffers (all in host memory). The decomposition above (the
+// in rank order over the ranks' buffers (all in host memory).
+// Distributed (multi_context(which, mpi_world)): one rank per process of an MPI world (mpirun,
+// srun); ranks() is the world's size and this process holds rank world.rank() alone (is_local).
+// cuda: its GPU is the host-local rank's, and the NCCL communicator is bootstrapped by
+// broadcasting its unique id over MPI; host: the collectives are MPI's. Everything that loops
+// over ranks visits the local ones only (for_each_rank, local_ranks()); collectives still take a
+// pointer per rank of the world, reading only the local ones'. The decomposition above (the
 // sharding and combining of core/multi/combine.cuh) is the same code for both, so the host tests
 // exercise exactly what runs on several GPUs.
 //
@@ -37,6 +43,7 @@ namespace soac {
 namespace detail {
 class rank_threads;
 }
+class mpi_world;
 
 // The ranks of "--devices all|0,1,...": cuda: distinct existing device ordinals ("all": every
 // device); host: simulated ranks, a list of N distinct numbers below max_host_ranks meaning N
@@ -88,20 +95,33 @@ class multi_context {
   multi_context(backend which, const std::vector<int>& devices);
   // R simulated ranks (host) or the first R devices (cuda).
   multi_context(backend which, int ranks);
+  // One rank per process of `world`: this process holds rank world.rank() (cuda: on its host's
+  // GPU number world.local_rank()). Collective: every process of the world must construct it;
+  // a failure on any process (no such GPU, NCCL) throws on every one.
+  multi_context(backend which, const mpi_world& world);
   ~multi_context();
   multi_context(const multi_context&) = delete;
   multi_context& operator=(const multi_context&) = delete;
 
   backend which() const noexcept { return backend_; }
   bool is_cuda() const noexcept { return backend_ == backend::cuda; }
+  // Ranks of the whole world (in every process when distributed).
   int ranks() const noexcept { return static_cast<int>(contexts_.size()); }
-  context& rank(int r) const { return *contexts_.at(static_cast<std::size_t>(r)); }
+  // Rank r's context; usage_error for a rank held by another process.
+  context& rank(int r) const;
+  // The ranks this process holds, ascending (every rank unless distributed).
+  const std::vector<int>& local_ranks() const noexcept { return local_; }
+  bool is_local(int r) const noexcept {
+    return r >= 0 && r < ranks() && contexts_[static_cast<std::size_t>(r)] != nullptr;
+  }
+  // Whether other ranks live in other processes (an MPI world).
+  bool distributed() const noexcept { return world_ != nullptr; }
   // "2 ranks: cuda: NVIDIA H100 ... (device 0, ...); cuda: ... (device 1, ...)".
   std::string describe() const;
   // Waits for every rank's stream.
   void synchronize() const;
 
-  // task(r) for every rank r, returning once every call has. cuda with several ranks: all at
+  // task(r) for every local rank r, returning once every call has. cuda with several ranks: all at
   // once, rank 0 on this thread and each other rank on a thread of its own, so that no rank's
   // launches (microseconds of host time each) wait behind another's. host: in rank order on this
   // thread (each simulated rank already uses every core). The first exception in rank order is
@@ -120,9 +140,12 @@ class multi_context {
 
  private:
   void check_ranks(std::size_t given, std::string_view what) const;
+  void init_nccl(const std::vector<int>& devices);
   struct nccl;  // the communicators, kept out of this header (nccl.h is needed by multi_context.cu alone)
   backend backend_;
-  std::vector<std::unique_ptr<context>> contexts_;
+  std::vector<std::unique_ptr<context>> contexts_;  // one per rank of the world; null for other processes
+  std::vector<int> local_;
+  const mpi_world* world_ = nullptr;
   std::unique_ptr<nccl> nccl_;
   std::unique_ptr<detail::rank_threads> threads_;  // for_each_rank's (cuda, several ranks)
 };

@@ -37,11 +37,11 @@ std::vector<segreduce_plan> multi_segreduce(const multi_context& mc, std::int64_
   const bool whole_segments = m >= R;
   // Each rank's partial: its block of segments (whole), or one partial per segment (split).
   const std::int64_t per_rank = whole_segments ? shard_capacity(m, R) : m;
-  std::vector<buffer<T>> partials;
-  std::vector<span<T>> partial_views;
-  for (int r = 0; r < R; ++r) {
-    partials.emplace_back(mc.rank(r), std::size_t(per_rank), lifetime::temporary);
-    partial_views.push_back(partials.back().view());
+  std::vector<buffer<T>> partials(static_cast<std::size_t>(R));  // empty for other processes' ranks
+  std::vector<span<T>> partial_views(static_cast<std::size_t>(R));
+  for (int r : mc.local_ranks()) {
+    partials[std::size_t(r)] = buffer<T>(mc.rank(r), std::size_t(per_rank), lifetime::temporary);
+    partial_views[std::size_t(r)] = partials[std::size_t(r)].view();
   }
   std::vector<segreduce_plan> plans(static_cast<std::size_t>(R));
   mc.for_each_rank([&](int r) {
@@ -60,7 +60,7 @@ std::vector<segreduce_plan> multi_segreduce(const multi_context& mc, std::int64_
   // Blocks of per_rank segments, the last shorter: rank q's block lands at q * per_rank, so the
   // gathered array's first m elements are the result in order.
   const auto gathered = detail::gather_ranks<T>(mc, std::span<const span<T>>(partial_views), per_rank, "multi_segreduce");
-  for (int r = 0; r < R; ++r)
+  for (int r : mc.local_ranks())
     if (detail::receives_result(options, r)) mc.rank(r).copy_within(outs[r].data(), gathered[r].data(), std::size_t(m) * sizeof(T));
   return plans;
 }
