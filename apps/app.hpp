@@ -92,6 +92,10 @@ struct bench_request {
   // `--devices all|LIST`: a scaling table over 1, 2, 4, ... of these devices instead of the
   // app's usual cases (apps whose scales_over_devices() is true); empty: one context.
   std::string devices;
+  // `--ranks mpi`: the same table over the processes of the MPI world this one belongs to (one
+  // rank each), against rank 0 alone.
+  bool mpi = false;
+  bool scaling() const { return !devices.empty() || mpi; }
 };
 
 // What an app is and takes, set once by its constructor: what `soac list` shows and the CLI

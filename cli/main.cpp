@@ -46,7 +46,7 @@ commands:
   compare    a result against the original program's output file, by the original's rule:
                                      soac compare APP -r RESULT --expected FILE [--format F]
   bench      benchmark with in-run baselines:
-                                     soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE] [--devices all|0,1,...]
+                                     soac bench APP [--preset P | -i FILE [--format F]] [--runs R] [--json FILE] [--devices all|0,1,... | --ranks mpi]
   reproduce  the papers' tables and figures on this machine, as JSON and a markdown report with plots:
                                      soac reproduce TABLE... | all [--quick] [-o DIR]   (soac reproduce --list)
 
@@ -263,7 +263,10 @@ int cmd_run(std::vector<std::string>& args) {
   }
   req.verbose = r.count("verbose") > 0;
   context ctx = make_context(r);
-  std::cout << a.run(ctx, req) << "\nresult written to " << req.output.string() << "\n";
+  const std::string message = a.run(ctx, req);
+  // Ranks in separate processes (kmeans --set devices=mpi): rank 0 writes the result and reports.
+  if (const mpi_world* w = mpi_world::joined(); w && w->rank() != 0) return exit_code::ok;
+  std::cout << message << "\nresult written to " << req.output.string() << "\n";
   return exit_code::ok;
 }
 
@@ -329,6 +332,8 @@ int cmd_bench(std::vector<std::string>& args) {
       ("json", "also write every figure as JSON to FILE", cxxopts::value<std::string>())
       ("devices", "all or a list such as 0,1,2,3: a scaling table over 1, 2, 4, ... of these GPUs (hist, segreduce, kmeans; "
                   "the host backend simulates that many ranks)", cxxopts::value<std::string>())
+      ("ranks", "mpi: under mpirun/srun, one rank per process (its host's GPU number = its host-local rank), a scaling "
+                "table of every process against rank 0 alone (hist, segreduce, kmeans); rank 0 prints", cxxopts::value<std::string>())
       ("launch-latency", "time each run from when the host starts launching it (default: the GPU's work only, queued behind a held stream)")
       ("no-progress", "no progress lines on stderr");
   const auto r = parse(o, args);
@@ -348,15 +353,28 @@ int cmd_bench(std::vector<std::string>& args) {
     if (!a.scales_over_devices()) throw usage_error(a.name() + ": bench has no --devices scaling table (hist, segreduce and kmeans have)");
     if (req.devices.empty()) throw usage_error("--devices: expected all or a list such as 0,1");
   }
+  const mpi_world* world = nullptr;
+  if (r.count("ranks")) {
+    if (r["ranks"].as<std::string>() != "mpi") throw usage_error("--ranks: expected mpi");
+    if (r.count("devices")) throw usage_error("--ranks mpi and --devices: give one (processes, or GPUs of this process)");
+    if (!a.scales_over_devices()) throw usage_error(a.name() + ": bench has no scaling table over ranks (hist, segreduce and kmeans have)");
+    world = &mpi_world::get();
+    req.mpi = true;
+  }
   bench::settings s;
   s.runs = r["runs"].as<int>();
   s.warmup = r["warmup"].as<int>();
   s.warmup_ms = r["warmup-ms"].as<double>();
   s.progress = r.count("no-progress") == 0;
   s.launch_latency = r.count("launch-latency") > 0;
-  context ctx = make_context(r);
+  // Under MPI every process measures, rank 0 alone reports; each process opens its host's GPU.
+  const bool reports = !world || world->rank() == 0;
+  if (!reports) s.progress = false;
+  context ctx = world ? context(r["backend"].as<std::string>(), cuda_device_count() > 0 ? world->local_rank() % cuda_device_count() : 0)
+                      : make_context(r);
   bench::suite suite(ctx, a.name(), s);
   a.bench(ctx, req, suite);
+  if (!reports) return exit_code::ok;
   suite.print(std::cout);
   if (r.count("json")) {
     suite.write_json(r["json"].as<std::string>());
@@ -564,26 +582,41 @@ int dispatch(std::vector<std::string> args) {
 
 }  // namespace
 
+// The message and exit code of the exception being handled.
+int report_error(const std::string& who) {
+  try {
+    throw;
+  } catch (const usage_error& e) {
+    std::cerr << who << "error: " << e.what() << "\n";
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    std::cerr << who << "error: " << e.what() << "\n";
+    return exit_code::input;
+  } catch (const cuda_error& e) {
+    std::cerr << who << "error: " << e.what() << "\n";
+    return exit_code::cuda;
+  } catch (const resource_error& e) {
+    std::cerr << who << "error: " << e.what() << "\n";
+    return exit_code::resource;
+  } catch (const std::bad_alloc&) {
+    std::cerr << who << "error: not enough host memory for this input\n";
+    return exit_code::resource;
+  } catch (const std::exception& e) {
+    std::cerr << who << "internal error: " << e.what() << "\n";
+    return exit_code::internal;
+  }
+}
+
 int main(int argc, char** argv) {
   try {
     return dispatch(std::vector<std::string>(argv, argv + argc));
-  } catch (const usage_error& e) {
-    std::cerr << "soac: error: " << e.what() << "\n";
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    std::cerr << "soac: error: " << e.what() << "\n";
-    return exit_code::input;
-  } catch (const cuda_error& e) {
-    std::cerr << "soac: error: " << e.what() << "\n";
-    return exit_code::cuda;
-  } catch (const resource_error& e) {
-    std::cerr << "soac: error: " << e.what() << "\n";
-    return exit_code::resource;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "soac: error: not enough host memory for this input\n";
-    return exit_code::resource;
-  } catch (const std::exception& e) {
-    std::cerr << "soac: internal error: " << e.what() << "\n";
-    return exit_code::internal;
+  } catch (...) {
+    // With ranks in separate processes the others may wait for this one in a collective: the
+    // failing rank says why and ends them all with its exit code (MPI_Abort), never a hang.
+    const mpi_world* world = mpi_world::joined();
+    if (!world || world->size() == 1) return report_error("soac: ");
+    const int code = report_error("soac (rank " + std::to_string(world->rank()) + " of " + std::to_string(world->size()) + "): ");
+    std::cerr.flush();
+    world->abort(code);
   }
 }

@@ -385,25 +385,25 @@ class hist_app final : public app {
         throw usage_error("hist bench --devices: unknown setting '" + key + "' (n, H)");
       }
     }
-    const auto devices = parse_devices(r.devices, ctx.which());
     suite.expect_cases(int(bins.size()));
     for (const std::int64_t H : bins) {
       suite.begin_case("scaling: N = " + std::to_string(n) + " uint32, H = " + std::to_string(H), {{"n", n}, {"H", H}}, 4.0 * double(n));
-      measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+      measure_scaling(suite, ctx.which(), r, [&](const multi_context& mc) {
         struct rank_state {
           std::vector<buffer<std::uint32_t>> inputs, histos;
           std::vector<span<std::uint32_t>> views;
         };
         const auto st = std::make_shared<rank_state>();
-        for (int q = 0; q < mc.ranks(); ++q) {
+        const auto ranks = std::size_t(mc.ranks());
+        st->inputs.resize(ranks), st->histos.resize(ranks), st->views.resize(ranks);  // this process's ranks filled
+        for (int q : mc.local_ranks()) {
           context& c = mc.rank(q);
           const shard s = shard_of(n, mc.ranks(), q);
           c.require_memory(checked_bytes(std::uint64_t(s.size() + H), sizeof(std::uint32_t), "hist --devices"),
                            "hist --devices: rank " + std::to_string(q) + "'s shard and histogram");
-          st->inputs.emplace_back(c, std::size_t(s.size()));
-          scatter(c, s.size(), scaling_input{r.seed, s.begin}, st->inputs.back());
-          st->histos.emplace_back(c, std::size_t(H));
-          st->views.push_back(st->histos.back().view());
+          auto& input = st->inputs[std::size_t(q)] = buffer<std::uint32_t>(c, std::size_t(s.size()));
+          scatter(c, s.size(), scaling_input{r.seed, s.begin}, input);
+          st->views[std::size_t(q)] = (st->histos[std::size_t(q)] = buffer<std::uint32_t>(c, std::size_t(H))).view();
         }
         const fast_divisor by_bins{static_cast<std::uint32_t>(H)};
         return std::function<void()>([st, &mc, n, by_bins] {
@@ -415,7 +415,7 @@ class hist_app final : public app {
   }
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
-    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
+    if (r.scaling()) return bench_scaling(ctx, r, suite);
     if (!ctx.is_cuda()) throw usage_error("hist bench: the microbenchmark and its CUB baselines need --backend cuda");
     const auto names = r.presets.empty() ? bench_presets() : r.presets;
     std::vector<micro_spec> specs;

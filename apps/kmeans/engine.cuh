@@ -4,6 +4,7 @@
 #pragma once
 
 #include "apps/kmeans/plan.cuh"
+#include "core/multi/mpi_world.hpp"
 
 namespace soac::apps {
 namespace {
@@ -725,7 +726,9 @@ class kmeans_engine {
 // alike, so the convergence test reads the all-reduced change count. One plan for all ranks
 // (resolved for all n points on rank 0's device), so that the ranks' sums arrays agree; the hist
 // update only (its counts and sums are what is reduced) and the first k points as the initial
-// centroids (kmeans++ seeds over all points, which a shard does not hold).
+// centroids (kmeans++ seeds over all points, which a shard does not hold). With ranks in
+// separate processes, each process runs the engines of its own ranks only; cluster() then
+// returns this process's points' memberships.
 class ranked_kmeans {
  public:
   ranked_kmeans(const multi_context& mc, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, init_kind init) : mc_(mc), pts_(pts), k_(k) {
@@ -735,10 +738,11 @@ class ranked_kmeans {
     if (init != init_kind::first) throw usage_error("kmeans: several devices start from init=first (kmeans++ seeds over all the points)");
     if (pts.n < R)
       throw usage_error("kmeans: " + std::to_string(R) + " ranks for " + std::to_string(pts.n) + " points (at most one rank per point)");
-    resolve_plan(plan, mc.rank(0), pts.n, pts.d, k);
+    context& first = mc.rank(mc.local_ranks()[0]);
+    resolve_plan(plan, first, pts.n, pts.d, k);
     shards_.resize(static_cast<std::size_t>(R));  // (the engines keep references to them)
-    const std::int64_t parts = batched_parts(mc.rank(0), shard_of(pts.n, R, 0).size(), pts.d);
-    for (int r = 0; r < R; ++r) {
+    const std::int64_t parts = batched_parts(first, shard_of(pts.n, R, 0).size(), pts.d);
+    for (int r : mc.local_ranks()) {
       const shard s = shard_of(pts.n, R, r);
       auto& part = shards_[std::size_t(r)];
       part.n = s.size();
@@ -784,15 +788,34 @@ class ranked_kmeans {
       out.first_membership.insert(out.first_membership.end(), f.begin(), f.end());
       out.objective += e->objective();  // each rank's points', added in rank order
     }
+    if (mc_.distributed()) gather_from_processes(out);
     return out;
   }
 
  private:
   template <class PointerOf>
   void sum_over_ranks(PointerOf pointer_of, std::size_t count, reduce_type type) {
-    std::vector<void*> bufs;
-    for (auto& e : engines_) bufs.push_back(pointer_of(e->partials()));
+    std::vector<void*> bufs(static_cast<std::size_t>(mc_.ranks()), nullptr);  // engines_ are the local ranks', in order
+    for (std::size_t e = 0; e < engines_.size(); ++e) bufs[std::size_t(mc_.local_ranks()[e])] = pointer_of(engines_[e]->partials());
     mc_.all_reduce(bufs, count, type, reduce_op::sum);
+  }
+
+  // Every process's memberships (its one rank's shard) in rank order on every process, padded
+  // to the shard capacity for the all-gather; the objective summed over the processes.
+  void gather_from_processes(clustering& out) const {
+    const mpi_world& world = mpi_world::get();
+    const std::int64_t capacity = shard_capacity(pts_.n, mc_.ranks());
+    for (std::vector<std::int32_t>* m : {&out.membership, &out.first_membership}) {
+      std::vector<std::int32_t> mine(std::size_t(capacity), -1), all(std::size_t(capacity) * std::size_t(mc_.ranks()));
+      std::copy(m->begin(), m->end(), mine.begin());
+      world.all_gather(mine.data(), all.data(), std::size_t(capacity) * sizeof(std::int32_t));
+      m->clear();
+      for (int r = 0; r < mc_.ranks(); ++r) {
+        const shard s = shard_of(pts_.n, mc_.ranks(), r);
+        m->insert(m->end(), all.begin() + std::int64_t(r) * capacity, all.begin() + std::int64_t(r) * capacity + s.size());
+      }
+    }
+    world.all_reduce(&out.objective, 1, reduce_type::f64, reduce_op::sum);
   }
 
   const multi_context& mc_;

@@ -29,6 +29,7 @@
 // holds the app class.
 
 #include "apps/kmeans/files.cuh"
+#include "core/multi/mpi_world.hpp"
 
 namespace soac::apps {
 namespace {
@@ -77,8 +78,9 @@ class kmeans_app final : public app {
                       {"init", "dataset", "initial centroids: first (Rodinia's: the first k points; for k > n/2 its swap loop's picks) or kmeans++"},
                       {"seed", 1, "random seed of kmeans++"},
                       strict_setting(rodinia_kmeans),
-                      {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks); "
-                                      "the points sharded, the counts and sums all-reduced each iteration (hist variant, init=first)"}};
+                      {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks), or mpi "
+                                      "(under mpirun: one rank per process, rank 0 writes the result); the points sharded, the "
+                                      "counts and sums all-reduced each iteration (hist variant, init=first)"}};
     a.scales_over_devices = true;
     a.bench_presets = {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"};
     return a;
@@ -123,19 +125,22 @@ class kmeans_app final : public app {
     if (devices.empty()) {
       engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
     } else {
-      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
+      // devices=mpi: one rank per process of the MPI world (mpirun); rank 0 writes the result.
+      ranks = devices == "mpi" ? std::make_unique<multi_context>(ctx.which(), mpi_world::get())
+                               : std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
       ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
     }
     std::ostringstream msg;
     msg << "kmeans: " << n << " points x " << d << " features, k = " << cfg.k << " on " << (ranks ? ranks->describe() : ctx.describe());
     std::function<void(std::int64_t, const step_report&)> progress;
-    if (r.verbose)
+    if (r.verbose && (!ranks || ranks->is_local(0)))
       progress = [&](std::int64_t it, const step_report& rep) {
         std::cout << "  iteration " << it << ": " << rep.changed << " of " << n << " points changed cluster ("
                   << std::setprecision(3) << 100.0 * double(rep.changed) / double(n) << "%), objective " << std::setprecision(10)
                   << rep.objective << std::endl;
       };
     const clustering res = engine ? engine->cluster(cfg, progress) : ranked->cluster(cfg, progress);
+    if (ranks && ranks->distributed() && !ranks->is_local(0)) return {};
     const kmeans_plan used = engine ? engine->plan() : ranked->plan();
     const std::string update_plan = engine ? engine->update_plan() : std::string();
     msg << "\n  " << used.describe();
@@ -370,7 +375,6 @@ class kmeans_app final : public app {
     for (const auto& [key, value] : r.overrides) overrides[key] = value;
     const auto params = resolve_params("paper-k1024", overrides);
     const auto s = spec_of(params);
-    const auto devices = parse_devices(r.devices, ctx.which());
     // The points, and every shard's copy of them (host memory), before generating any.
     require_host_memory(checked_bytes(checked_bytes(std::uint64_t(s.n), std::uint64_t(s.d), "kmeans: n x d"), 2 * sizeof(float), "kmeans: n x d"),
                         "kmeans --devices: the points and the ranks' copies of their shards");
@@ -380,14 +384,14 @@ class kmeans_app final : public app {
     suite.begin_case("scaling: n = " + std::to_string(s.n) + ", d = " + std::to_string(s.d) + ", k = " + std::to_string(cfg.k) + ", " +
                          std::to_string(cfg.stop.max_iterations) + " iterations",
                      params, 4.0 * double(s.n) * double(s.d) * double(cfg.stop.max_iterations));
-    measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+    measure_scaling(suite, ctx.which(), r, [&](const multi_context& mc) {
       const auto ranked = std::make_shared<ranked_kmeans>(mc, pts, cfg.k, parse_variant(""), cfg.init);
       return std::function<void()>([ranked, &cfg] { ranked->iterate(cfg, {}, nullptr); });
     });
   }
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
-    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
+    if (r.scaling()) return bench_scaling(ctx, r, suite);
     std::vector<bench_input> inputs;
     if (!r.inputs.empty()) {
       // Files: Rodinia's defaults unless --set k=..., threshold=..., threshold_fraction=...,

@@ -491,31 +491,31 @@ class segreduce_app final : public app {
       if (key != "n_total") throw usage_error("segreduce bench --devices: unknown setting '" + key + "' (n_total)");
       total = int_param({{"n_total", parse_number("n_total", value)}}, "n_total", 1, std::int64_t(1) << 34);
     }
-    const auto devices = parse_devices(r.devices, ctx.which());
     const std::vector<std::int64_t> segment_counts = {std::int64_t(1) << 14, 1};
     suite.expect_cases(int(segment_counts.size()));
     for (const std::int64_t m : segment_counts) {
       const std::int64_t n = std::max<std::int64_t>(1, total / m);
       suite.begin_case("scaling: " + std::to_string(m) + " segment(s) x " + std::to_string(n) + " int32, sum", {{"m", m}, {"n", n}},
                        4.0 * double(m) * double(n));
-      measure_scaling(suite, ctx.which(), devices, [&](const multi_context& mc) {
+      measure_scaling(suite, ctx.which(), r, [&](const multi_context& mc) {
         struct rank_state {
           std::vector<buffer<std::int32_t>> inputs, sums;
           std::vector<span<std::int32_t>> views;
         };
         const auto st = std::make_shared<rank_state>();
         const bool whole = m >= mc.ranks();
-        for (int q = 0; q < mc.ranks(); ++q) {
+        const auto ranks = std::size_t(mc.ranks());
+        st->inputs.resize(ranks), st->sums.resize(ranks), st->views.resize(ranks);  // this process's ranks filled
+        for (int q : mc.local_ranks()) {
           context& c = mc.rank(q);
           // The rank's part of the row-major m x n array: its segments' rows, or its columns of the one row.
           const shard part = whole ? shard_of(m, mc.ranks(), q) : shard_of(n, mc.ranks(), q);
           const std::int64_t elements = whole ? part.size() * n : part.size();
           c.require_memory(checked_bytes(std::uint64_t(elements + m), sizeof(std::int32_t), "segreduce --devices"),
                            "segreduce --devices: rank " + std::to_string(q) + "'s shard");
-          st->inputs.emplace_back(c, std::size_t(elements));
-          scatter(c, elements, small_ints{r.seed, whole ? part.begin * n : part.begin}, st->inputs.back());
-          st->sums.emplace_back(c, std::size_t(m));
-          st->views.push_back(st->sums.back().view());
+          auto& input = st->inputs[std::size_t(q)] = buffer<std::int32_t>(c, std::size_t(elements));
+          scatter(c, elements, small_ints{r.seed, whole ? part.begin * n : part.begin}, input);
+          st->views[std::size_t(q)] = (st->sums[std::size_t(q)] = buffer<std::int32_t>(c, std::size_t(m))).view();
         }
         return std::function<void()>([st, &mc, m, n, whole] {
           multi_segreduce(
@@ -531,7 +531,7 @@ class segreduce_app final : public app {
   }
 
   void bench(context& ctx, const bench_request& r, bench::suite& suite) const override {
-    if (!r.devices.empty()) return bench_scaling(ctx, r, suite);
+    if (r.scaling()) return bench_scaling(ctx, r, suite);
     if (!ctx.is_cuda()) throw usage_error("soac bench segreduce compares with CUB baselines and needs --backend cuda");
     const auto names = r.presets.empty() ? bench_presets() : r.presets;
     std::vector<spec> specs;

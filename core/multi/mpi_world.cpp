@@ -15,6 +15,12 @@
 
 namespace soac {
 
+namespace {
+const mpi_world* joined_world = nullptr;
+}
+
+const mpi_world* mpi_world::joined() noexcept { return joined_world; }
+
 bool mpi_world::launched_by_launcher() noexcept {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS"})
     if (std::getenv(v)) return true;
@@ -107,6 +113,7 @@ mpi_world::mpi_world() {
 
 mpi_world& mpi_world::get() {
   static mpi_world world;
+  joined_world = &world;
   return world;
 }
 

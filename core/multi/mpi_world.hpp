@@ -26,6 +26,8 @@ class mpi_world {
   // The world, initialised on the first call (MPI_Init_thread; MPI_Finalize runs at exit).
   // usage_error when this build has no MPI.
   static mpi_world& get();
+  // The world if get() has joined it in this process, else null (no MPI call).
+  static const mpi_world* joined() noexcept;
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
