@@ -70,22 +70,26 @@ inline void measure_scaling(bench::suite& suite, backend which, const bench_requ
         return ms;
       });
     };
-    std::unique_ptr<multi_context> alone;
-    std::function<void()> body;
-    if (world.rank() == 0) {
-      alone = std::make_unique<multi_context>(which, std::vector<int>{which == backend::cuda ? world.local_rank() : 0});
-      body = prepare(*alone);
+    // Each body is declared after its multi_context, so that it (and the buffers it holds on
+    // the ranks' contexts) goes first.
+    double one_ms = 0;
+    {
+      std::unique_ptr<multi_context> alone;
+      std::function<void()> body;
+      if (world.rank() == 0) {
+        alone = std::make_unique<multi_context>(which, std::vector<int>{which == backend::cuda ? world.local_rank() : 0});
+        body = prepare(*alone);
+      }
+      const bench::stats one = over_world(alone.get(), body);
+      one_ms = one.median_ms;
+      suite.record("1 process", bench::role::baseline, one, alone ? "rank 0 alone; " + alone->describe() : std::string());
     }
-    const bench::stats one = over_world(alone.get(), body);
-    suite.record("1 process", bench::role::baseline, one, alone ? "rank 0 alone; " + alone->describe() : std::string());
-    body = {};
-    alone.reset();
     const multi_context mc(which, world);
-    body = prepare(mc);
+    const std::function<void()> body = prepare(mc);
     const bench::stats st = over_world(&mc, body);
     const int W = world.size();
     suite.record(std::to_string(W) + (W == 1 ? " process" : " processes"), bench::role::soac, st,
-                 scaling_note(one.median_ms, st.median_ms, W) + mc.describe());
+                 scaling_note(one_ms, st.median_ms, W) + mc.describe());
     return;
   }
   const auto devices = parse_devices(r.devices, which);
