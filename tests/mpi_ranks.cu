@@ -162,11 +162,7 @@ template <class Op, class F>
 void check_segreduce(backend b, std::int64_t m, std::int64_t n, const multi_options& options = {}) {
   using T = typename Op::value_type;
   const auto host = signed_values(m * n, std::uint64_t(m * 131 + n));
-  context one(b);
-  buffer<std::int32_t> data(one, std::span<const std::int32_t>(host));
-  buffer<T> want_buf(one, std::size_t(m));
-  segreduce(one, m, n, F{data.data(), n}, want_buf.view(), Op{});
-  const auto want = want_buf.to_vector();
+  const auto want = single_segreduce<Op, F>(b, host, m, n);
   multi_context mc(b, world());
   const replicated<T> in(mc, host, std::size_t(m));
   const auto& copies = in.copies;

@@ -10,6 +10,7 @@
 #include "core/buffer.hpp"
 #include "core/hd.hpp"
 #include "core/multi/combine.cuh"
+#include "core/segreduce.cuh"
 #include "core/hist.cuh"
 #include "core/operators.hpp"
 #include "core/segreduce/operators.hpp"
@@ -146,6 +147,18 @@ std::vector<typename Op::value_type> single_hist(backend which, const std::vecto
   buffer<typename Op::value_type> histo(ctx, std::span<const typename Op::value_type>(init));
   hist(ctx, std::int64_t(host.size()), F{data.data(), 0, H}, histo.view(), Op{});
   return histo.to_vector();
+}
+
+
+// One context's segreduce of an m x n matrix (the reference every rank count must match).
+template <class Op, class F>
+std::vector<typename Op::value_type> single_segreduce(backend which, const std::vector<std::int32_t>& host, std::int64_t m,
+                                                       std::int64_t n) {
+  context one(which);
+  buffer<std::int32_t> data(one, std::span<const std::int32_t>(host));
+  buffer<typename Op::value_type> out(one, std::size_t(m));
+  segreduce(one, m, n, F{data.data(), n}, out.view(), Op{});
+  return out.to_vector();
 }
 
 }  // namespace soac::testing

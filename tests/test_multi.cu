@@ -400,11 +400,7 @@ template <class Op, class F>
 void check_segreduce(backend which, std::int64_t m, std::int64_t n) {
   using T = typename Op::value_type;
   const auto host = signed_values(m * n, std::uint64_t(m * 131 + n));
-  context one(which);
-  buffer<std::int32_t> data(one, std::span<const std::int32_t>(host));
-  buffer<T> want_buf(one, std::size_t(m));
-  segreduce(one, m, n, F{data.data(), n}, want_buf.view(), Op{});
-  const auto want = want_buf.to_vector();
+  const auto want = single_segreduce<Op, F>(which, host, m, n);
   for (const int R : rank_counts(which)) {
     multi_context mc(which, R);
     const replicated<T> b(mc, host, std::size_t(m));

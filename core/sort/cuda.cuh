@@ -97,13 +97,16 @@ __device__ __forceinline__ void scatter_ranked_tile(const std::uint32_t (&bits)[
   }
 }
 
-// Warp-striped tile load (BlockRadixRankMatch ranks stably in warp-striped order: warp w holds
-// keys [w * 32 * Items, (w + 1) * 32 * Items) of the tile, item j of lane l at j * 32 + l),
-// encoded; padding keys get the largest encoding, so they rank after every real key.
+// Warp-striped load of tile `tile` (BlockRadixRankMatch ranks stably in warp-striped order: warp
+// w holds keys [w * 32 * Items, (w + 1) * 32 * Items) of the tile, item j of lane l at j * 32 +
+// l), encoded; padding keys get the largest encoding, so they rank after every real key.
+// Returns the tile's number of real keys.
 template <class K, class V, bool HasValues, int Block, int Items>
-__device__ __forceinline__ void load_tile(const K* keys_in, const V* values_in, std::int64_t base, int valid,
-                                          std::uint32_t (&bits)[Items], V (&vals)[HasValues ? Items : 1]) {
+__device__ __forceinline__ int load_tile(const K* keys_in, const V* values_in, std::int64_t n, std::int64_t tile,
+                                         std::uint32_t (&bits)[Items], V (&vals)[HasValues ? Items : 1]) {
   constexpr int tile_size = Block * Items;
+  const std::int64_t base = tile * tile_size;
+  const int valid = static_cast<int>(n - base < tile_size ? n - base : tile_size);
   const int warp_first = (threadIdx.x >> 5) * 32 * Items;
   const int lane = threadIdx.x & 31;
   const auto* raw = reinterpret_cast<const std::uint32_t*>(keys_in) + base;
@@ -117,6 +120,7 @@ __device__ __forceinline__ void load_tile(const K* keys_in, const V* values_in, 
     if (valid == tile_size) cub::LoadDirectWarpStriped(threadIdx.x, values_in + base, vals);
     else cub::LoadDirectWarpStriped(threadIdx.x, values_in + base, vals, valid);
   }
+  return valid;
 }
 
 template <class K, class V, bool HasValues>
@@ -140,12 +144,10 @@ __global__ void __launch_bounds__(Block)
   __shared__ std::uint32_t digit_base[radix_digits];  // n < 2^32 (checked by the caller)
 
   const std::int64_t tile = blockIdx.x;
-  const std::int64_t base = tile * tile_size;
-  const int valid = static_cast<int>(n - base < tile_size ? n - base : tile_size);
   const digit_of digit{shift};
   std::uint32_t bits[Items];
   [[maybe_unused]] V vals[HasValues ? Items : 1];
-  load_tile<K, V, HasValues, Block, Items>(keys_in, values_in, base, valid, bits, vals);
+  const int valid = load_tile<K, V, HasValues, Block, Items>(keys_in, values_in, n, tile, bits, vals);
   int ranks[Items];
   int digit_start[1];  // keys of this tile with a smaller digit than threadIdx.x
   Rank(smem.rank).RankKeys(bits, ranks, digit, digit_start);
@@ -229,12 +231,10 @@ __global__ void __launch_bounds__(Block)
   if (threadIdx.x == 0) tile_slot = atomicAdd(tile_counter, 1u);
   __syncthreads();
   const std::int64_t tile = tile_slot;
-  const std::int64_t base = tile * tile_size;
-  const int valid = static_cast<int>(n - base < tile_size ? n - base : tile_size);
   const digit_of digit{shift};
   std::uint32_t bits[Items];
   [[maybe_unused]] V vals[HasValues ? Items : 1];
-  load_tile<K, V, HasValues, Block, Items>(keys_in, values_in, base, valid, bits, vals);
+  const int valid = load_tile<K, V, HasValues, Block, Items>(keys_in, values_in, n, tile, bits, vals);
   // Where digit d starts in the whole output: the exclusive prefix of the pass's totals.
   const unsigned d = threadIdx.x;
   const bool owns_digit = d < radix_digits;
