@@ -306,6 +306,18 @@ void bundle::read_into(const std::string& name, void* dst) const {
   read_npy_data(path_of(name), h, dst);
 }
 
+void bundle::read_rows_into(const std::string& name, std::int64_t first, std::int64_t count, void* dst) const {
+  const npy_header h = header(name);
+  if (h.shape.empty()) throw usage_error(path_of(name).string() + ": a scalar has no rows to read");
+  const std::int64_t rows = h.shape[0];
+  if (first < 0 || count < 0 || first > rows || count > rows - first)
+    throw usage_error(path_of(name).string() + ": rows " + std::to_string(first) + " to " + std::to_string(first + count) + " asked of " +
+                      std::to_string(rows));
+  if (count == 0) return;
+  const std::size_t row_bytes = h.data_bytes() / std::size_t(rows);
+  read_npy_range(path_of(name), h, std::size_t(first) * row_bytes, std::size_t(count) * row_bytes, dst);
+}
+
 void require_length(const bundle& b, const std::string& name, std::int64_t length, std::string_view param) {
   const npy_header h = b.header(name);
   const std::int64_t has = h.shape.empty() ? -1 : h.shape[0];

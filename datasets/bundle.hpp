@@ -106,6 +106,9 @@ class bundle {
   }
   // Reads into caller memory of exactly header(name).data_bytes() bytes.
   void read_into(const std::string& name, void* dst) const;
+  // Reads rows [first, first + count) of an array of one or more dimensions (a row: one index
+  // of its first dimension) into caller memory of count rows: a process's part of a big array.
+  void read_rows_into(const std::string& name, std::int64_t first, std::int64_t count, void* dst) const;
   std::filesystem::path path_of(const std::string& name) const;
 
   // Files added with bundle_writer::add_file.

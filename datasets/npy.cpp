@@ -430,23 +430,30 @@ npy_header read_npy_header(const fs::path& path) {
   return h;
 }
 
-void read_npy_data(const fs::path& path, const npy_header& header, void* dst) {
-  file_ptr f = open_for_reading(path);
+void read_npy_range(const fs::path& path, const npy_header& header, std::size_t offset, std::size_t bytes, void* dst) {
   const std::size_t total = header.data_bytes();
-  if (::fseeko(f.get(), static_cast<off_t>(header.data_offset), SEEK_SET) != 0)
+  if (offset > total || bytes > total - offset)
+    fail(path, "bytes " + std::to_string(offset) + " to " + std::to_string(offset + bytes) + " asked of its " + std::to_string(total) +
+                   " bytes of data");
+  file_ptr f = open_for_reading(path);
+  if (::fseeko(f.get(), static_cast<off_t>(header.data_offset + offset), SEEK_SET) != 0)
     fail(path, std::string("cannot seek to the data: ") + std::strerror(errno));
   auto* out = static_cast<char*>(dst);
   std::size_t done = 0;
-  while (done < total) {
-    const std::size_t want = std::min(io_chunk, total - done);
+  while (done < bytes) {
+    const std::size_t want = std::min(io_chunk, bytes - done);
     const std::size_t got = std::fread(out + done, 1, want, f.get());
     done += got;
     if (got != want) {
       if (std::ferror(f.get())) fail(path, std::string("read error: ") + std::strerror(errno));
       fail(path, "truncated: header promises " + bytes_of(header, total) + " but only " +
-                     std::to_string(done) + " bytes follow");
+                     std::to_string(offset + done) + " bytes follow");
     }
   }
+}
+
+void read_npy_data(const fs::path& path, const npy_header& header, void* dst) {
+  read_npy_range(path, header, 0, header.data_bytes(), dst);
 }
 
 namespace detail {

@@ -70,6 +70,9 @@ npy_header read_npy_header(const std::filesystem::path& path);
 
 // Reads exactly header.data_bytes() bytes of data into dst (for big or pinned buffers).
 void read_npy_data(const std::filesystem::path& path, const npy_header& header, void* dst);
+// Reads `bytes` bytes of the data starting `offset` bytes into it (a part of a big array);
+// offset + bytes must lie within header.data_bytes().
+void read_npy_range(const std::filesystem::path& path, const npy_header& header, std::size_t offset, std::size_t bytes, void* dst);
 
 // The header write_npy puts before an array's data (its length a multiple of 64), for writers
 // that stream the data themselves.

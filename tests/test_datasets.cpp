@@ -311,6 +311,16 @@ TEST_F(DatasetsTest, BundleRoundTrip) {
   std::vector<std::uint8_t> grid(h.data_bytes());
   b.read_into("grid", grid.data());
   EXPECT_EQ(grid, std::vector<std::uint8_t>(6, 7));
+  // Rows by offset (a process's part of a big array): rows 1-2 of dest, row 1 of the 2 x 3 grid.
+  std::vector<std::int32_t> middle(2);
+  b.read_rows_into("dest", 1, 2, middle.data());
+  EXPECT_EQ(middle, (std::vector<std::int32_t>{1, 2}));
+  std::vector<std::uint8_t> row(3, 0);
+  b.read_rows_into("grid", 1, 1, row.data());
+  EXPECT_EQ(row, std::vector<std::uint8_t>(3, 7));
+  EXPECT_NO_THROW(b.read_rows_into("dest", 4, 0, nullptr));
+  EXPECT_THROW(b.read_rows_into("dest", 3, 2, middle.data()), soac::usage_error);
+  EXPECT_THROW(b.read_rows_into("dest", -1, 1, middle.data()), soac::usage_error);
   EXPECT_NO_THROW(require_same_length(b, {"dest", "src"}));
   EXPECT_NO_THROW(bundle::open(d));
   expect_input_error([&] { b.read<float>("dest"); }, {"dest.npy", "has dtype int32, expected float32"});

@@ -729,35 +729,42 @@ class kmeans_engine {
 // centroids (kmeans++ seeds over all points, which a shard does not hold). With ranks in
 // separate processes, each process runs the engines of its own ranks only; cluster() then
 // returns this process's points' memberships.
+// Rows [begin, begin + features.size() / d) of n points, and the k points the clustering
+// starts from: what one process of an MPI world reads of a bundle (load_points_shard).
+struct points_shard {
+  std::int64_t n = 0, d = 0, begin = 0;
+  std::vector<float> features, initial;
+};
+
 class ranked_kmeans {
  public:
-  ranked_kmeans(const multi_context& mc, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, init_kind init) : mc_(mc), pts_(pts), k_(k) {
-    const int R = mc.ranks();
-    if (plan.update != update_kind::hist)
-      throw usage_error("kmeans: several devices run the hist variant (its counts and sums are all-reduced), not '" + plan.variant + "'");
-    if (init != init_kind::first) throw usage_error("kmeans: several devices start from init=first (kmeans++ seeds over all the points)");
-    if (pts.n < R)
-      throw usage_error("kmeans: " + std::to_string(R) + " ranks for " + std::to_string(pts.n) + " points (at most one rank per point)");
-    context& first = mc.rank(mc.local_ranks()[0]);
-    resolve_plan(plan, first, pts.n, pts.d, k);
-    shards_.resize(static_cast<std::size_t>(R));  // (the engines keep references to them)
-    const std::int64_t parts = batched_parts(first, shard_of(pts.n, R, 0).size(), pts.d);
-    for (int r : mc.local_ranks()) {
-      const shard s = shard_of(pts.n, R, r);
-      auto& part = shards_[std::size_t(r)];
-      part.n = s.size();
-      part.d = pts.d;
-      part.features.assign(pts.features.begin() + s.begin * pts.d, pts.features.begin() + s.end * pts.d);
-      engines_.push_back(std::make_unique<kmeans_engine>(mc.rank(r), part, k, plan, parts));
-    }
+  ranked_kmeans(const multi_context& mc, const kmeans_points& pts, std::int64_t k, kmeans_plan plan, init_kind init)
+      : mc_(mc), n_(pts.n), d_(pts.d), k_(k) {
+    check(plan, init);
+    initial_ = rodinia_initial_centroids(pts.features, n_, d_, k_);
+    start_engines(plan, [&](const shard& s) {
+      return std::vector<float>(pts.features.begin() + s.begin * d_, pts.features.begin() + s.end * d_);
+    });
+  }
+  // With ranks in separate processes: this process's shard alone (and the initial centroids), so
+  // that no process holds every point.
+  ranked_kmeans(const multi_context& mc, points_shard part, std::int64_t k, kmeans_plan plan, init_kind init)
+      : mc_(mc), n_(part.n), d_(part.d), k_(k) {
+    check(plan, init);
+    initial_ = std::move(part.initial);
+    start_engines(plan, [&](const shard& s) {
+      if (s.begin != part.begin || s.size() * d_ != std::int64_t(part.features.size()))
+        throw usage_error("kmeans: rank " + std::to_string(s.rank) + " was given points from " + std::to_string(part.begin) +
+                          ", its shard starts at " + std::to_string(s.begin));
+      return std::move(part.features);
+    });
   }
 
   const kmeans_plan& plan() const { return engines_[0]->plan(); }
 
   // Lloyd's iterations from the first k points until convergence (what the scaling bench times).
   void iterate(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress, clustering* record) {
-    const std::vector<float> initial = rodinia_initial_centroids(pts_.features, pts_.n, pts_.d, k_);
-    for (auto& e : engines_) e->start_from(initial);
+    for (auto& e : engines_) e->start_from(initial_);
     const auto arrays = engines_[0]->partials();
     for (std::int64_t it = 1; it <= cfg.stop.max_iterations; ++it) {
       for (auto& e : engines_) e->queue_partials();
@@ -769,7 +776,7 @@ class ranked_kmeans {
       const summary s = engines_[0]->reduced_report();
       if (record) record->iterations = it, record->changed.push_back(s.changed), record->objectives.push_back(s.objective);
       if (progress) progress(it, {s.changed, s.objective});
-      if (cfg.stop.converged(s.changed, pts_.n)) break;
+      if (cfg.stop.converged(s.changed, n_)) break;
     }
   }
 
@@ -780,7 +787,7 @@ class ranked_kmeans {
     iterate(cfg, progress, &out);
     mc_.synchronize();
     out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    out.initial_centroids = rodinia_initial_centroids(pts_.features, pts_.n, pts_.d, k_);
+    out.initial_centroids = initial_;
     out.centroids = engines_[0]->centroids();
     for (auto& e : engines_) {
       const auto m = e->membership(), f = e->first_membership();
@@ -804,23 +811,50 @@ class ranked_kmeans {
   // to the shard capacity for the all-gather; the objective summed over the processes.
   void gather_from_processes(clustering& out) const {
     const mpi_world& world = mpi_world::get();
-    const std::int64_t capacity = shard_capacity(pts_.n, mc_.ranks());
+    const std::int64_t capacity = shard_capacity(n_, mc_.ranks());
     for (std::vector<std::int32_t>* m : {&out.membership, &out.first_membership}) {
       std::vector<std::int32_t> mine(std::size_t(capacity), -1), all(std::size_t(capacity) * std::size_t(mc_.ranks()));
       std::copy(m->begin(), m->end(), mine.begin());
       world.all_gather(mine.data(), all.data(), std::size_t(capacity) * sizeof(std::int32_t));
       m->clear();
       for (int r = 0; r < mc_.ranks(); ++r) {
-        const shard s = shard_of(pts_.n, mc_.ranks(), r);
+        const shard s = shard_of(n_, mc_.ranks(), r);
         m->insert(m->end(), all.begin() + std::int64_t(r) * capacity, all.begin() + std::int64_t(r) * capacity + s.size());
       }
     }
     world.all_reduce(&out.objective, 1, reduce_type::f64, reduce_op::sum);
   }
 
+  void check(const kmeans_plan& plan, init_kind init) const {
+    if (plan.update != update_kind::hist)
+      throw usage_error("kmeans: several devices run the hist variant (its counts and sums are all-reduced), not '" + plan.variant + "'");
+    if (init != init_kind::first) throw usage_error("kmeans: several devices start from init=first (kmeans++ seeds over all the points)");
+    if (n_ < mc_.ranks())
+      throw usage_error("kmeans: " + std::to_string(mc_.ranks()) + " ranks for " + std::to_string(n_) +
+                        " points (at most one rank per point)");
+  }
+  // An engine per local rank on its shard's points (features_of(shard)).
+  template <class FeaturesOf>
+  void start_engines(kmeans_plan plan, FeaturesOf features_of) {
+    const int R = mc_.ranks();
+    context& first = mc_.rank(mc_.local_ranks()[0]);
+    resolve_plan(plan, first, n_, d_, k_);
+    shards_.resize(static_cast<std::size_t>(R));  // (the engines keep references to them)
+    const std::int64_t parts = batched_parts(first, shard_of(n_, R, 0).size(), d_);
+    for (int r : mc_.local_ranks()) {
+      const shard s = shard_of(n_, R, r);
+      auto& part = shards_[std::size_t(r)];
+      part.n = s.size();
+      part.d = d_;
+      part.features = features_of(s);
+      engines_.push_back(std::make_unique<kmeans_engine>(mc_.rank(r), part, k_, plan, parts));
+    }
+  }
+
   const multi_context& mc_;
-  const kmeans_points& pts_;
+  std::int64_t n_, d_;
   std::int64_t k_;
+  std::vector<float> initial_;  // the first k points (Rodinia's choice), k x d
   std::vector<kmeans_points> shards_;
   std::vector<std::unique_ptr<kmeans_engine>> engines_;
 };

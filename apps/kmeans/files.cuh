@@ -117,6 +117,14 @@ std::pair<std::int64_t, std::int64_t> features_shape(const bundle& in) {
   return {h.shape[0], h.shape[1]};
 }
 
+// Throws input_error naming the first feature of rows [first, ...) that is not finite.
+void require_finite(const bundle& in, std::span<const float> x, std::int64_t d, std::int64_t first) {
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i]))
+      throw input_error(in.path_of("features").string() + ": feature " + std::to_string(i % std::size_t(d)) + " of point " +
+                        std::to_string(first + std::int64_t(i / std::size_t(d))) + " is not finite");
+}
+
 constexpr const char* rodinia_kmeans = "Rodinia's kmeans";
 
 // Rodinia's files are read as Rodinia reads them (datasets/rodinia_kmeans.hpp); what it reads
@@ -131,13 +139,42 @@ loaded_points load_points(const std::vector<std::filesystem::path>& inputs, cons
     const auto in = find_app("kmeans").open_dataset(inputs[0]);
     std::tie(out.pts.n, out.pts.d) = features_shape(in);
     out.pts.features = in.read<float>("features");
-    for (std::size_t i = 0; i < out.pts.features.size(); ++i)
-      if (!std::isfinite(out.pts.features[i]))
-        throw input_error(in.path_of("features").string() + ": feature " + std::to_string(i % std::size_t(out.pts.d)) + " of point " +
-                          std::to_string(i / std::size_t(out.pts.d)) + " is not finite");
+    require_finite(in, out.pts.features, out.pts.d, 0);
     out.params = in.params();
   }
   return out;
+}
+
+// One process's part of a dataset bundle, for ranks in separate processes: its shard of the
+// features (rows read by offset, so no process reads them all) and the k points the clustering
+// starts from. The bundle's parameters and n come first, since k may come from them.
+struct bundle_shard_source {
+  bundle in;
+  std::int64_t n = 0, d = 0;
+  points_shard read(int rank, int ranks, std::int64_t k) const {
+    points_shard out;
+    out.n = n, out.d = d;
+    const shard s = shard_of(n, ranks, rank);
+    out.begin = s.begin;
+    require_host_memory(checked_bytes(std::uint64_t(s.size()), std::uint64_t(d) * sizeof(float), "kmeans: a shard"),
+                        "kmeans: this process's shard of the points");
+    out.features.resize(std::size_t(s.size() * d));
+    in.read_rows_into("features", s.begin, s.size(), out.features.data());
+    require_finite(in, out.features, d, s.begin);
+    out.initial.resize(std::size_t(k * d));
+    for (std::int64_t i = 0; i < k; ++i) {
+      const std::int64_t row = validate::rodinia_initial_point(n, i);
+      in.read_rows_into("features", row, 1, out.initial.data() + i * d);
+      require_finite(in, std::span<const float>(out.initial.data() + i * d, std::size_t(d)), d, row);
+    }
+    return out;
+  }
+};
+
+bundle_shard_source open_bundle_shards(const std::filesystem::path& input) {
+  bundle_shard_source src{find_app("kmeans").open_dataset(input)};
+  std::tie(src.n, src.d) = features_shape(src.in);
+  return src;
 }
 
 loaded_points load_points(const std::vector<std::filesystem::path>& inputs, const std::string& format) {

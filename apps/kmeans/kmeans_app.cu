@@ -28,6 +28,8 @@
 // The parts, in reading order: functors.cuh, kernels.cuh, plan.cuh, engine.cuh, files.cuh; this file
 // holds the app class.
 
+#include <optional>
+
 #include "apps/kmeans/files.cuh"
 #include "core/multi/mpi_world.hpp"
 
@@ -112,22 +114,37 @@ class kmeans_app final : public app {
 
   std::string run(context& ctx, const run_request& r) const override {
     const auto plan = parse_variant(r.variant);
+    // --set devices=...: several ranks (ranked_kmeans); without it, one engine on ctx as always.
+    // devices=mpi: one rank per process of the MPI world (mpirun); a bundle is read in shards
+    // (each process its rows and the k starting points), Rodinia's files whole; rank 0 writes.
+    const std::string devices = r.settings.value("devices", std::string());
+    const bool shards = devices == "mpi" && (r.format.empty() || r.format == "bundle");
     auto lenient = leniency_of(r.settings, rodinia_kmeans);
-    const auto data = load_points(r.inputs, r.format, lenient);
+    std::optional<bundle_shard_source> source;
+    loaded_points data;
+    if (shards) {
+      if (r.inputs.size() != 1) throw usage_error("kmeans reads one input (-i), got " + std::to_string(r.inputs.size()));
+      source.emplace(open_bundle_shards(r.inputs[0]));
+      data.pts.n = source->n, data.pts.d = source->d;
+      data.params = source->in.params();
+    } else {
+      data = load_points(r.inputs, r.format, lenient);
+    }
     report_leniency(lenient);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
-    // --set devices=...: several ranks (ranked_kmeans); without it, one engine on ctx as always.
-    const std::string devices = r.settings.value("devices", std::string());
     std::unique_ptr<multi_context> ranks;
     std::unique_ptr<kmeans_engine> engine;
     std::unique_ptr<ranked_kmeans> ranked;
     if (devices.empty()) {
       engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
+    } else if (devices == "mpi") {
+      ranks = std::make_unique<multi_context>(ctx.which(), mpi_world::get());
+      const int me = ranks->local_ranks()[0];
+      ranked = shards ? std::make_unique<ranked_kmeans>(*ranks, source->read(me, ranks->ranks(), cfg.k), cfg.k, plan, cfg.init)
+                      : std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
     } else {
-      // devices=mpi: one rank per process of the MPI world (mpirun); rank 0 writes the result.
-      ranks = devices == "mpi" ? std::make_unique<multi_context>(ctx.which(), mpi_world::get())
-                               : std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
+      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
       ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
     }
     std::ostringstream msg;
