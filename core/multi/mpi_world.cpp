@@ -21,12 +21,6 @@ const mpi_world* joined_world = nullptr;
 
 const mpi_world* mpi_world::joined() noexcept { return joined_world; }
 
-bool mpi_world::launched_by_launcher() noexcept {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS"})
-    if (std::getenv(v)) return true;
-  return false;
-}
-
 #if SOAC_HAVE_MPI
 
 namespace {

@@ -20,9 +20,6 @@ class mpi_world {
  public:
   // Whether this build has MPI.
   static bool built_with_mpi() noexcept;
-  // Whether the environment looks like a launcher's (mpirun, srun: OMPI_COMM_WORLD_SIZE,
-  // PMI_SIZE, PMIX_RANK or SLURM_NTASKS), without initialising anything.
-  static bool launched_by_launcher() noexcept;
   // The world, initialised on the first call (MPI_Init_thread; MPI_Finalize runs at exit).
   // usage_error when this build has no MPI.
   static mpi_world& get();

@@ -140,7 +140,6 @@ class multi_context {
 
  private:
   void check_ranks(std::size_t given, std::string_view what) const;
-  void init_nccl(const std::vector<int>& devices);
   struct nccl;  // the communicators, kept out of this header (nccl.h is needed by multi_context.cu alone)
   backend backend_;
   std::vector<std::unique_ptr<context>> contexts_;  // one per rank of the world; null for other processes
