@@ -58,13 +58,17 @@ struct stream_source {
   std::uint64_t offset = 0;
   std::size_t element_bytes = 1;
   std::int64_t count = -1;  // -1: all the file holds after `offset` (files only)
+  bool part = false;        // the file goes on after these elements (another process's part)
 
   // The file must hold exactly `count` elements after `offset` when count >= 0 (fewer: an
-  // input_error naming the file as truncated; more: one naming the extra bytes), and a whole
-  // number of elements otherwise.
+  // input_error naming the file as truncated; more: one naming the extra bytes, unless a part),
+  // and a whole number of elements otherwise.
   static stream_source from_file(std::filesystem::path file, std::size_t element_bytes, std::uint64_t offset = 0,
                                  std::int64_t count = -1);
   static stream_source from_host(const void* data, std::size_t element_bytes, std::int64_t count);
+  // Elements [first, first + count) of this file's, as a part (ranks in separate processes each
+  // stream theirs); usage_error beyond the elements this source names.
+  stream_source slice(std::int64_t first, std::int64_t count) const;
 };
 
 // An array streamed out, one element per input element: to a file, written as `<file>.tmp-<pid>`

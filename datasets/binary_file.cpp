@@ -41,6 +41,13 @@ void binary_reader::read_into(void* dst, std::uint64_t bytes, std::string_view w
   offset_ += bytes;
 }
 
+void binary_reader::seek(std::uint64_t offset) {
+  if (offset > size_) fail("offset " + std::to_string(offset) + " is past the end (file size " + std::to_string(size_) + ")");
+  in_.seekg(static_cast<std::streamoff>(offset));
+  if (!in_) fail("cannot seek to offset " + std::to_string(offset));
+  offset_ = offset;
+}
+
 void binary_reader::expect_end(std::string_view what) const {
   if (remaining() != 0)
     fail(std::to_string(remaining()) + " unexpected bytes after " + std::string(what) + " (file size " +

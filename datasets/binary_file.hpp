@@ -49,6 +49,8 @@ class binary_reader {
   // input_error unless `count` elements of `element_bytes` remain (overflow-safe).
   void require(std::uint64_t count, std::uint64_t element_bytes, std::string_view what) const;
   void read_into(void* dst, std::uint64_t bytes, std::string_view what);
+  // Moves to `offset` from the file's start (at most its size).
+  void seek(std::uint64_t offset);
   // input_error when bytes remain after `what`, the last thing the file should hold.
   void expect_end(std::string_view what) const;
 

@@ -35,6 +35,13 @@ class leniency {
     ++count_;
   }
 
+  // Several readers' notes as one (ranks in separate processes, each reading a part): `count`
+  // places in all, the first of them `first`.
+  void set_summary(std::int64_t count, std::string first) {
+    count_ = count;
+    first_ = std::move(first);
+  }
+
   std::int64_t count() const { return count_; }
   const std::string& first() const { return first_; }
 

@@ -35,6 +35,27 @@ kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path, leni
 kmeans_points read_rodinia_kmeans_text(const std::filesystem::path& path);
 kmeans_points read_rodinia_kmeans_binary(const std::filesystem::path& path);
 
+// Reading in parts, for ranks in separate processes (none reads the whole file):
+// text: the feature count d (the first point's, read from the file's start up to that point), then
+// each process the points whose lines start in its bytes [begin, end) of the file
+// (rodinia_kmeans_text_bytes), read as above; errors name the file's line (counted then).
+std::int64_t rodinia_kmeans_text_features(const std::filesystem::path& path);
+std::uint64_t rodinia_kmeans_text_bytes(const std::filesystem::path& path);
+kmeans_points read_rodinia_kmeans_text_part(const std::filesystem::path& path, std::uint64_t begin, std::uint64_t end, std::int64_t d,
+                                            leniency& lenient);
+// binary: the header (checked against the file's size), then any rows by offset into `out`
+// (count x d floats), refusing features that are not finite; the bytes after the features are
+// noted in `lenient` once (by whoever calls note_rodinia_binary_tail).
+inline constexpr std::uint64_t rodinia_binary_header_bytes = 8;
+struct rodinia_binary_shape {
+  std::int64_t n = 0, d = 0;
+  std::uint64_t extra_bytes = 0;  // after the features
+};
+rodinia_binary_shape read_rodinia_kmeans_binary_shape(const std::filesystem::path& path);
+void read_rodinia_kmeans_binary_rows(const std::filesystem::path& path, const rodinia_binary_shape& shape, std::int64_t first,
+                                     std::int64_t count, float* out);
+void note_rodinia_binary_tail(const std::filesystem::path& path, const rodinia_binary_shape& shape, leniency& lenient);
+
 // Ids are 1-based; features are written with 9 significant digits, which read back (as a float,
 // or as Rodinia does, a double rounded to float) to the same float.
 void write_rodinia_kmeans_text(const std::filesystem::path& path, std::int64_t n, std::int64_t d,

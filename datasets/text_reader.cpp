@@ -59,6 +59,101 @@ std::string read_text_file(const fs::path& path) {
   return std::move(all).str();
 }
 
+namespace {
+std::ifstream open_regular(const fs::path& path, std::uint64_t* size) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) throw input_error(path.string() + ": no such file");
+  if (!fs::is_regular_file(st)) throw input_error(path.string() + ": not a regular file");
+  *size = fs::file_size(path, ec);
+  if (ec) throw input_error(path.string() + ": cannot read its size (" + ec.message() + ")");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path.string() + ": cannot open for reading");
+  return in;
+}
+
+// Appends up to `bytes` from `in` to `out`; the number appended.
+std::size_t read_some(std::ifstream& in, const fs::path& path, std::string& out, std::size_t bytes) {
+  const std::size_t had = out.size();
+  out.resize(had + bytes);
+  in.read(out.data() + had, static_cast<std::streamsize>(bytes));
+  if (in.bad()) throw input_error(path.string() + ": read error");
+  const auto got = static_cast<std::size_t>(in.gcount());
+  out.resize(had + got);
+  return got;
+}
+
+constexpr std::size_t text_chunk = std::size_t{1} << 20;
+}  // namespace
+
+text_part read_text_lines(const fs::path& path, std::uint64_t begin, std::uint64_t end) {
+  std::uint64_t size = 0;
+  std::ifstream in = open_regular(path, &size);
+  end = std::min(end, size);
+  text_part part;
+  if (begin >= end) {
+    part.offset = end;
+    return part;
+  }
+  // A part starts at `begin` only when a line does: at the file's start or after a newline.
+  const std::uint64_t from = begin == 0 ? 0 : begin - 1;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string text;
+  read_some(in, path, text, static_cast<std::size_t>(end - from));
+  std::size_t start = 0;
+  if (begin > 0) {
+    const std::size_t nl = text.find('\n');
+    if (nl == std::string::npos) {  // no line starts in the part
+      part.offset = end;
+      return part;
+    }
+    start = nl + 1;
+  }
+  // The last line runs on past `end` to its newline.
+  for (std::size_t scanned = text.size(); text.empty() || text.back() != '\n';) {
+    if (read_some(in, path, text, text_chunk) == 0) break;
+    if (const std::size_t nl = text.find('\n', scanned); nl != std::string::npos) {
+      text.resize(nl + 1);
+      break;
+    }
+    scanned = text.size();
+  }
+  part.offset = from + start;
+  part.text = text.substr(start);
+  return part;
+}
+
+std::int64_t count_lines_before(const fs::path& path, std::uint64_t offset) {
+  std::uint64_t size = 0;
+  std::ifstream in = open_regular(path, &size);
+  std::int64_t lines = 0;
+  std::string chunk;
+  for (std::uint64_t left = std::min(offset, size); left > 0;) {
+    chunk.clear();
+    const std::size_t got = read_some(in, path, chunk, static_cast<std::size_t>(std::min<std::uint64_t>(left, text_chunk)));
+    if (got == 0) break;
+    lines += std::count(chunk.begin(), chunk.end(), '\n');
+    left -= got;
+  }
+  return lines;
+}
+
+std::string read_text_until_line(const fs::path& path, bool (*wanted)(std::string_view line)) {
+  std::uint64_t size = 0;
+  std::ifstream in = open_regular(path, &size);
+  std::string text;
+  std::size_t line_start = 0;
+  for (;;) {
+    const bool more = read_some(in, path, text, text_chunk) > 0;
+    for (std::size_t nl; (nl = text.find('\n', line_start)) != std::string::npos; line_start = nl + 1)
+      if (wanted(std::string_view(text).substr(line_start, nl - line_start))) {
+        text.resize(nl + 1);
+        return text;
+      }
+    if (!more) return text;
+  }
+}
+
 text_reader::text_reader(fs::path path) : path_(std::move(path)), text_(read_text_file(path_)) {}
 
 bool text_reader::skip_space() {

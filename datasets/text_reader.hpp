@@ -21,6 +21,21 @@ namespace soac::datasets {
 // A whole text file; input_error when it is missing, a directory, not a regular file or unreadable.
 std::string read_text_file(const std::filesystem::path& path);
 
+// A part of a text file for ranks in separate processes, none of which reads the whole file: the
+// lines that start in bytes [begin, end) (a line starting at `end` belongs to the next part; the
+// last one runs on to its newline), so the parts of [0, size) over the processes hold each line
+// once. `offset` is where the text starts in the file.
+struct text_part {
+  std::string text;
+  std::uint64_t offset = 0;
+};
+text_part read_text_lines(const std::filesystem::path& path, std::uint64_t begin, std::uint64_t end);
+// The number of newlines in the file's first `offset` bytes: a part's line numbers, for errors.
+std::int64_t count_lines_before(const std::filesystem::path& path, std::uint64_t offset);
+// The file's lines up to and including the first one for which `wanted(line)` holds, read from the
+// start a chunk at a time (the whole file when none does).
+std::string read_text_until_line(const std::filesystem::path& path, bool (*wanted)(std::string_view line));
+
 // A token as it appears in an error: quoted, at most 40 characters, control characters escaped.
 std::string quoted(std::string_view token);
 

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "apps/multi_scaling.hpp"
@@ -294,6 +296,62 @@ TEST_P(KmeansApp, CompareWithRodiniasPrintedCentroids) {
   EXPECT_NE(error_of<input_error>([&] { compare("kmeans", path("result"), write("order.out", "0: 1.00\n2: 3.00\n")); })
                 .find("order.out:2: centroid 2 where centroid 1 comes next"),
             std::string::npos);
+}
+
+// Ranks in separate processes read a Rodinia file in parts (a process's bytes of the file, cut at
+// line starts): over any number of parts, every point is read once, as the whole file reads it.
+TEST(RodiniaKmeansParts, EveryPointOnceOverAnyNumberOfParts) {
+  const fs::path dir = fs::temp_directory_path() / ("soac-parts-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto file = dir / "p.txt";
+  // Blank lines (also at the start), a CRLF line, a line of surplus tokens, no final newline.
+  std::string text = "\n \n1 0.5 1\n2\t0.25 2\r\n\n";
+  for (int i = 3; i < 60; ++i) text += std::to_string(i) + " " + std::to_string(i * 0.5) + (i % 7 ? " 1\n" : " 2 9 9\n");
+  text += "60 3 4";
+  std::ofstream(file, std::ios::binary) << text;
+  const auto whole = datasets::read_rodinia_kmeans_text(file);
+  ASSERT_EQ(whole.n, 60);
+  EXPECT_EQ(datasets::rodinia_kmeans_text_features(file), 2);
+  const std::uint64_t bytes = datasets::rodinia_kmeans_text_bytes(file);
+  for (std::uint64_t parts = 1; parts <= 9; ++parts) {
+    std::vector<float> joined;
+    std::int64_t notes = 0;
+    for (std::uint64_t p = 0; p < parts; ++p) {
+      datasets::leniency lenient;
+      const auto part = datasets::read_rodinia_kmeans_text_part(file, bytes * p / parts, bytes * (p + 1) / parts, 2, lenient);
+      EXPECT_EQ(part.features.size(), std::size_t(part.n * 2));
+      joined.insert(joined.end(), part.features.begin(), part.features.end());
+      notes += lenient.count();
+    }
+    EXPECT_EQ(joined, whole.features) << parts << " parts";
+    EXPECT_EQ(notes, 8) << parts << " parts: the lines of surplus tokens";
+  }
+  // An error in a later part names the file's line.
+  std::ofstream(file, std::ios::binary) << "1 0 0\n2 1 1\n\n3 2 2\n4 3\n5 4 4\n";
+  const auto e = error_of<input_error>([&] { datasets::leniency l; datasets::read_rodinia_kmeans_text_part(file, 12, 40, 2, l); });
+  EXPECT_NE(e.find("p.txt:5:4: the point on this line has 1 features, the first point has 2"), std::string::npos) << e;
+  fs::remove_all(dir);
+}
+
+TEST(RodiniaKmeansParts, BinaryRowsByOffset) {
+  const fs::path dir = fs::temp_directory_path() / ("soac-bparts-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto file = dir / "p.bin";
+  std::vector<float> x(7 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(i) * 0.5f;
+  datasets::write_rodinia_kmeans_binary(file, 7, 3, x);
+  const auto shape = datasets::read_rodinia_kmeans_binary_shape(file);
+  EXPECT_EQ(shape.n, 7);
+  EXPECT_EQ(shape.d, 3);
+  std::vector<float> rows(2 * 3);
+  datasets::read_rodinia_kmeans_binary_rows(file, shape, 4, 2, rows.data());
+  EXPECT_EQ(rows, std::vector<float>(x.begin() + 12, x.begin() + 18));
+  x[19] = std::numeric_limits<float>::infinity();
+  datasets::write_rodinia_kmeans_binary(file, 7, 3, x);
+  datasets::read_rodinia_kmeans_binary_rows(file, shape, 0, 6, std::vector<float>(18).data());  // the other rows are not read
+  const auto e = error_of<input_error>([&] { datasets::read_rodinia_kmeans_binary_rows(file, shape, 5, 2, rows.data()); });
+  EXPECT_NE(e.find("feature 2 of point 7 is not finite"), std::string::npos) << e;
+  fs::remove_all(dir);
 }
 
 TEST_P(KmeansApp, BadTextFilesNameTheFileAndPlace) {

@@ -7,6 +7,7 @@
 // global atomics; ratios are to the read floor (N * 4 bytes at copy bandwidth). It also prints
 // the model's (M,S) table for the device (Table I). gen/run/validate work on one (H, RF, op).
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +20,7 @@
 
 #include "apps/app.hpp"
 #include "apps/multi_scaling.hpp"
+#include "apps/ranks.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/fast_divide.hpp"
@@ -67,6 +69,18 @@ struct micro_updates {
   SOAC_HD bin_value<typename Op::value_type> operator()(std::int64_t i) const {
     const u32 x = in[i];
     return {std::int64_t(bin_of(x, q, rf)), value_of<Op>(x, i)};
+  }
+};
+
+// micro_updates over a rank's shard (soac run hist --set devices=...): element i, the input's
+// index (which argmax records), is local[i - begin].
+template <class Op>
+struct shard_updates {
+  micro_updates<Op> local;
+  std::int64_t begin;
+  SOAC_HD bin_value<typename Op::value_type> operator()(std::int64_t i) const {
+    const u32 x = local.in[i - begin];
+    return {std::int64_t(bin_of(x, local.q, local.rf)), value_of<Op>(x, i)};
   }
 };
 
@@ -252,6 +266,7 @@ class hist_app final : public app {
     a.variants = {"auto", "shared", "global", "lock", "private", "atomic-shared", "partitioned", "unpartitioned"};
     a.variant_settings = hist_settings_text() + " (e.g. shared,M=1,S=2)";
     a.scales_over_devices = true;
+    a.run_settings = {devices_setting("each rank histograms its shard of the input into its own histogram, combined on rank 0")};
     a.bench_presets = {"fig7"};
     return a;
   }
@@ -317,11 +332,69 @@ class hist_app final : public app {
     finish_dataset(out, r);
   }
 
+  // The result bundle: the histogram, the dataset's parameters, what ran.
+  template <class Op>
+  static void write_run(const run_request& r, const bundle& in, const std::vector<typename Op::value_type>& result, nlohmann::json info) {
+    datasets::bundle_writer out(r.output, "result", "hist");
+    write_result<Op>(out, result);
+    out.params() = in.params();
+    out.info() = std::move(info);
+    out.finish();
+  }
+
+  // --set devices=...: every rank reads its shard of the input (rows by offset, so that with
+  // ranks in separate processes none reads it whole); multi_hist combines onto rank 0.
+  static std::string run_ranked(const multi_context& ranks, const run_request& r, const bundle& in, const micro_spec& s,
+                                const std::string& variant) {
+    const std::int64_t n = datasets::length_of(in, "input", "n");
+    const auto R = static_cast<std::size_t>(ranks.ranks());
+    std::ostringstream msg;
+    with_op(s.op, [&](auto op) {
+      using Op = decltype(op);
+      using V = typename Op::value_type;
+      std::vector<buffer<u32>> inputs(R);
+      std::vector<buffer<V>> histos(R);
+      std::vector<span<V>> views(R);
+      for (int q : ranks.local_ranks()) {
+        context& c = ranks.rank(q);
+        const shard sh = shard_of(n, ranks.ranks(), q);
+        const std::uint64_t histo_bytes = checked_bytes(std::uint64_t(s.H), sizeof(V), "hist: H");
+        c.require_memory(histo_bytes + std::uint64_t(sh.size()) * sizeof(u32), histo_bytes,
+                         "hist: rank " + std::to_string(q) + "'s shard and H = " + std::to_string(s.H) + " bins");
+        std::vector<u32> part(static_cast<std::size_t>(sh.size()));
+        in.read_rows_into("input", sh.begin, sh.size(), part.data());
+        inputs[std::size_t(q)] = buffer<u32>(c, std::span<const u32>(part));
+        views[std::size_t(q)] = (histos[std::size_t(q)] = buffer<V>(c, std::size_t(s.H))).view();
+      }
+      multi_options o;
+      o.placement = result_placement::root;
+      o.hist = options_for(variant);
+      const fast_divisor q(divisor(s.H, s.rf));
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto plans = multi_hist(
+          ranks, o, n, [&](const shard& sh) { return shard_updates<Op>{{inputs[std::size_t(sh.rank)].data(), q, u32(s.rf)}, sh.begin}; },
+          std::span<const span<V>>(views), Op{});
+      ranks.synchronize();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!writes_result(&ranks)) return;
+      const hist_plan& plan = plans[std::size_t(ranks.local_ranks()[0])];
+      write_run<Op>(r, in, histos[0].to_vector(),
+                    {{"backend", std::string(to_string(ranks.which()))}, {"device", ranks.describe()}, {"ranks", ranks.ranks()},
+                     {"variant", variant}, {"plan", plan_json(plan)}, {"ms", ms}});
+      msg << "hist " << s.op << ": N=" << n << " H=" << s.H << " RF=" << s.rf << " on " << ranks.describe() << "\n  " << variant
+          << ": " << ms << " ms (wall clock, the combine included)";
+      if (r.verbose) msg << "\n  rank 0's plan: " << plan.describe();
+    });
+    return msg.str();
+  }
+
   std::string run(context& ctx, const run_request& r) const override {
     const auto in = open_dataset(r.input);
     const auto s = dataset_spec(in.params());
-    const auto input = in.read<u32>("input");
     const std::string variant = r.variant.empty() ? "auto" : r.variant;
+    if (const auto ranks = ranks_of_setting(ctx.which(), r.settings.value("devices", std::string())))
+      return run_ranked(*ranks, r, in, s, variant);
+    const auto input = in.read<u32>("input");
     std::ostringstream msg;
     with_op(s.op, [&](auto op) {
       using Op = decltype(op);
@@ -338,13 +411,9 @@ class hist_app final : public app {
         fill_identity<Op>(ctx, h.view());
         plan = hist(ctx, options_for(variant), std::int64_t(input.size()), f, h.view(), Op{});
       });
-      const auto result = h.to_vector();
-      datasets::bundle_writer out(r.output, "result", name());
-      write_result<Op>(out, result);
-      out.params() = in.params();
-      out.info() = {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", variant},
-                    {"plan", plan_json(plan)}, {"ms", t.median_ms}};
-      out.finish();
+      write_run<Op>(r, in, h.to_vector(),
+                    {{"backend", std::string(to_string(ctx.which()))}, {"device", ctx.props().name}, {"variant", variant},
+                     {"plan", plan_json(plan)}, {"ms", t.median_ms}});
       msg << "hist " << s.op << ": N=" << input.size() << " H=" << s.H << " RF=" << s.rf << " on " << ctx.describe()
           << "\n  " << variant << ": " << t.median_ms << " ms";
       if (r.verbose) msg << "\n  plan: " << plan.describe() << "\n  plan JSON: " << plan_json(plan).dump();

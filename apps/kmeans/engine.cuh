@@ -729,10 +729,13 @@ class kmeans_engine {
 // centroids (kmeans++ seeds over all points, which a shard does not hold). With ranks in
 // separate processes, each process runs the engines of its own ranks only; cluster() then
 // returns this process's points' memberships.
-// Rows [begin, begin + features.size() / d) of n points, and the k points the clustering
-// starts from: what one process of an MPI world reads of a bundle (load_points_shard).
+// What one process of an MPI world reads of the points (read_points_shard): its rows and the k
+// points the clustering starts from. Rank r holds rows [starts[r], starts[r + 1]) (a Rodinia text
+// file's parts hold whole lines, so they differ by a few points), this process rank `rank`'s.
 struct points_shard {
-  std::int64_t n = 0, d = 0, begin = 0;
+  std::int64_t n = 0, d = 0;
+  int rank = 0;
+  std::vector<std::int64_t> starts;
   std::vector<float> features, initial;
 };
 
@@ -742,6 +745,7 @@ class ranked_kmeans {
       : mc_(mc), n_(pts.n), d_(pts.d), k_(k) {
     check(plan, init);
     initial_ = rodinia_initial_centroids(pts.features, n_, d_, k_);
+    for (int r = 0; r < mc_.ranks(); ++r) parts_.push_back(shard_of(n_, mc_.ranks(), r));
     start_engines(plan, [&](const shard& s) {
       return std::vector<float>(pts.features.begin() + s.begin * d_, pts.features.begin() + s.end * d_);
     });
@@ -752,10 +756,19 @@ class ranked_kmeans {
       : mc_(mc), n_(part.n), d_(part.d), k_(k) {
     check(plan, init);
     initial_ = std::move(part.initial);
+    if (part.starts.size() != std::size_t(mc_.ranks()) + 1 || part.starts.front() != 0 || part.starts.back() != n_)
+      throw usage_error("kmeans: the points' shards do not cover the " + std::to_string(n_) + " points over " +
+                        std::to_string(mc_.ranks()) + " ranks");
+    for (int r = 0; r < mc_.ranks(); ++r) {
+      parts_.push_back({r, part.starts[std::size_t(r)], part.starts[std::size_t(r) + 1]});
+      if (parts_.back().size() < 1)
+        throw input_error("kmeans: rank " + std::to_string(r) + " of " + std::to_string(mc_.ranks()) +
+                          " holds no point (its part of the file holds no line's start): run on fewer processes");
+    }
     start_engines(plan, [&](const shard& s) {
-      if (s.begin != part.begin || s.size() * d_ != std::int64_t(part.features.size()))
-        throw usage_error("kmeans: rank " + std::to_string(s.rank) + " was given points from " + std::to_string(part.begin) +
-                          ", its shard starts at " + std::to_string(s.begin));
+      if (s.rank != part.rank || s.size() * d_ != std::int64_t(part.features.size()))
+        throw usage_error("kmeans: rank " + std::to_string(s.rank) + " was given rank " + std::to_string(part.rank) + "'s " +
+                          std::to_string(part.features.size()) + " features");
       return std::move(part.features);
     });
   }
@@ -811,16 +824,15 @@ class ranked_kmeans {
   // to the shard capacity for the all-gather; the objective summed over the processes.
   void gather_from_processes(clustering& out) const {
     const mpi_world& world = mpi_world::get();
-    const std::int64_t capacity = shard_capacity(n_, mc_.ranks());
+    std::int64_t capacity = 0;
+    for (const shard& s : parts_) capacity = std::max(capacity, s.size());
     for (std::vector<std::int32_t>* m : {&out.membership, &out.first_membership}) {
       std::vector<std::int32_t> mine(std::size_t(capacity), -1), all(std::size_t(capacity) * std::size_t(mc_.ranks()));
       std::copy(m->begin(), m->end(), mine.begin());
       world.all_gather(mine.data(), all.data(), std::size_t(capacity) * sizeof(std::int32_t));
       m->clear();
-      for (int r = 0; r < mc_.ranks(); ++r) {
-        const shard s = shard_of(n_, mc_.ranks(), r);
-        m->insert(m->end(), all.begin() + std::int64_t(r) * capacity, all.begin() + std::int64_t(r) * capacity + s.size());
-      }
+      for (const shard& s : parts_)
+        m->insert(m->end(), all.begin() + std::int64_t(s.rank) * capacity, all.begin() + std::int64_t(s.rank) * capacity + s.size());
     }
     world.all_reduce(&out.objective, 1, reduce_type::f64, reduce_op::sum);
   }
@@ -840,9 +852,11 @@ class ranked_kmeans {
     context& first = mc_.rank(mc_.local_ranks()[0]);
     resolve_plan(plan, first, n_, d_, k_);
     shards_.resize(static_cast<std::size_t>(R));  // (the engines keep references to them)
-    const std::int64_t parts = batched_parts(first, shard_of(n_, R, 0).size(), d_);
+    std::int64_t largest = 0;
+    for (const shard& s : parts_) largest = std::max(largest, s.size());
+    const std::int64_t parts = batched_parts(first, largest, d_);
     for (int r : mc_.local_ranks()) {
-      const shard s = shard_of(n_, R, r);
+      const shard s = parts_[std::size_t(r)];
       auto& part = shards_[std::size_t(r)];
       part.n = s.size();
       part.d = d_;
@@ -854,6 +868,7 @@ class ranked_kmeans {
   const multi_context& mc_;
   std::int64_t n_, d_;
   std::int64_t k_;
+  std::vector<shard> parts_;    // each rank's points
   std::vector<float> initial_;  // the first k points (Rodinia's choice), k x d
   std::vector<kmeans_points> shards_;
   std::vector<std::unique_ptr<kmeans_engine>> engines_;

@@ -145,36 +145,88 @@ loaded_points load_points(const std::vector<std::filesystem::path>& inputs, cons
   return out;
 }
 
-// One process's part of a dataset bundle, for ranks in separate processes: its shard of the
-// features (rows read by offset, so no process reads them all) and the k points the clustering
-// starts from. The bundle's parameters and n come first, since k may come from them.
-struct bundle_shard_source {
-  bundle in;
+// One process's part of the points, for ranks in separate processes, so that no process reads
+// every point: a bundle's and a Rodinia binary file's rows shard_of(n) by offset; of a Rodinia text
+// file, the points whose lines start in the process's bytes of the file (the line counts are then
+// exchanged for n and each rank's first row). What is read leniently is counted over the processes.
+struct sharded_points {
   std::int64_t n = 0, d = 0;
-  points_shard read(int rank, int ranks, std::int64_t k) const {
+  nlohmann::json params = nlohmann::json::object();  // a bundle's
+  std::vector<std::int64_t> starts;                  // rank r: rows [starts[r], starts[r + 1])
+  std::vector<float> features;                       // this process's rows
+
+  // The shard and the k points the clustering starts from (Rodinia's picks), each sent by the
+  // process that holds it (float bits summed as integers with the others' zeros: exact).
+  points_shard with_initial(const mpi_world& world, std::int64_t k) && {
     points_shard out;
-    out.n = n, out.d = d;
-    const shard s = shard_of(n, ranks, rank);
-    out.begin = s.begin;
-    require_host_memory(checked_bytes(std::uint64_t(s.size()), std::uint64_t(d) * sizeof(float), "kmeans: a shard"),
-                        "kmeans: this process's shard of the points");
-    out.features.resize(std::size_t(s.size() * d));
-    in.read_rows_into("features", s.begin, s.size(), out.features.data());
-    require_finite(in, out.features, d, s.begin);
-    out.initial.resize(std::size_t(k * d));
-    for (std::int64_t i = 0; i < k; ++i) {
-      const std::int64_t row = validate::rodinia_initial_point(n, i);
-      in.read_rows_into("features", row, 1, out.initial.data() + i * d);
-      require_finite(in, std::span<const float>(out.initial.data() + i * d, std::size_t(d)), d, row);
-    }
+    out.n = n, out.d = d, out.rank = world.rank();
+    out.initial.assign(std::size_t(k * d), 0.0f);
+    const std::int64_t begin = starts[std::size_t(world.rank())], end = starts[std::size_t(world.rank()) + 1];
+    for (std::int64_t i = 0; i < k; ++i)
+      if (const std::int64_t row = validate::rodinia_initial_point(n, i); row >= begin && row < end)
+        std::copy_n(features.begin() + (row - begin) * d, d, out.initial.begin() + i * d);
+    static_assert(sizeof(float) == sizeof(std::int32_t));
+    world.all_reduce(out.initial.data(), out.initial.size(), reduce_type::i32, reduce_op::sum);
+    out.starts = std::move(starts);
+    out.features = std::move(features);
     return out;
   }
 };
 
-bundle_shard_source open_bundle_shards(const std::filesystem::path& input) {
-  bundle_shard_source src{find_app("kmeans").open_dataset(input)};
-  std::tie(src.n, src.d) = features_shape(src.in);
-  return src;
+// Every process's leniency notes as one: their count, and the first of the lowest process with any.
+void merge_leniency(const mpi_world& world, datasets::leniency& lenient) {
+  std::int64_t count = lenient.count();
+  world.all_reduce(&count, 1, reduce_type::i64, reduce_op::sum);
+  if (count == 0) return;
+  const int first_rank = -world.max_over_ranks(lenient.count() > 0 ? -world.rank() : -world.size());
+  std::string first = lenient.first();
+  std::uint64_t bytes = first.size();
+  world.broadcast(&bytes, sizeof bytes, first_rank);
+  first.resize(std::size_t(bytes));
+  world.broadcast(first.data(), first.size(), first_rank);
+  lenient.set_summary(count, std::move(first));
+}
+
+sharded_points read_points_shard(const std::filesystem::path& input, const std::string& format, const mpi_world& world,
+                                 datasets::leniency& lenient) {
+  const int R = world.size(), me = world.rank();
+  sharded_points out;
+  auto even_shards = [&] {
+    for (int r = 0; r <= R; ++r) out.starts.push_back(r == R ? out.n : shard_of(out.n, R, r).begin);
+    const shard s = shard_of(out.n, R, me);
+    require_host_memory(checked_bytes(std::uint64_t(s.size()), std::uint64_t(out.d) * sizeof(float), "kmeans: a shard"),
+                        "kmeans: this process's shard of the points");
+    out.features.resize(std::size_t(s.size() * out.d));
+    return s;
+  };
+  if (format == "rodinia") {
+    out.d = datasets::rodinia_kmeans_text_features(input);
+    const std::uint64_t bytes = datasets::rodinia_kmeans_text_bytes(input);
+    auto part = datasets::read_rodinia_kmeans_text_part(input, bytes * std::uint64_t(me) / std::uint64_t(R),
+                                                        bytes * std::uint64_t(me + 1) / std::uint64_t(R), out.d, lenient);
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(R));
+    world.all_gather(&part.n, counts.data(), sizeof(std::int64_t));
+    out.starts.assign(1, 0);
+    for (const std::int64_t c : counts) out.starts.push_back(out.starts.back() + c);
+    out.n = out.starts.back();
+    if (out.n > max_points) throw input_error(input.string() + ": more than " + std::to_string(max_points) + " points");
+    out.features = std::move(part.features);
+  } else if (format == "rodinia-bin") {
+    const auto shape = datasets::read_rodinia_kmeans_binary_shape(input);
+    out.n = shape.n, out.d = shape.d;
+    const shard s = even_shards();
+    datasets::read_rodinia_kmeans_binary_rows(input, shape, s.begin, s.size(), out.features.data());
+    if (me == R - 1) datasets::note_rodinia_binary_tail(input, shape, lenient);
+  } else {
+    const bundle in = find_app("kmeans").open_dataset(input);
+    std::tie(out.n, out.d) = features_shape(in);
+    out.params = in.params();
+    const shard s = even_shards();
+    in.read_rows_into("features", s.begin, s.size(), out.features.data());
+    require_finite(in, out.features, out.d, s.begin);
+  }
+  merge_leniency(world, lenient);
+  return out;
 }
 
 loaded_points load_points(const std::vector<std::filesystem::path>& inputs, const std::string& format) {

@@ -81,7 +81,7 @@ class kmeans_app final : public app {
                       {"seed", 1, "random seed of kmeans++"},
                       strict_setting(rodinia_kmeans),
                       {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks), or mpi "
-                                      "(under mpirun: one rank per process, rank 0 writes the result); the points sharded, the "
+                                      "(under mpirun: one rank per process, each reading its part of the input, rank 0 writing the result); the points sharded, the "
                                       "counts and sums all-reduced each iteration (hist variant, init=first)"}};
     a.scales_over_devices = true;
     a.bench_presets = {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"};
@@ -115,22 +115,22 @@ class kmeans_app final : public app {
   std::string run(context& ctx, const run_request& r) const override {
     const auto plan = parse_variant(r.variant);
     // --set devices=...: several ranks (ranked_kmeans); without it, one engine on ctx as always.
-    // devices=mpi: one rank per process of the MPI world (mpirun); a bundle is read in shards
-    // (each process its rows and the k starting points), Rodinia's files whole; rank 0 writes.
+    // devices=mpi: one rank per process of the MPI world (mpirun); each process reads its part of
+    // the input (read_points_shard) and rank 0 writes.
     const std::string devices = r.settings.value("devices", std::string());
-    const bool shards = devices == "mpi" && (r.format.empty() || r.format == "bundle");
+    if (r.inputs.size() != 1) throw usage_error("kmeans reads one input (-i), got " + std::to_string(r.inputs.size()));
     auto lenient = leniency_of(r.settings, rodinia_kmeans);
-    std::optional<bundle_shard_source> source;
+    const mpi_world* world = devices == "mpi" ? &mpi_world::get() : nullptr;
+    std::optional<sharded_points> part;
     loaded_points data;
-    if (shards) {
-      if (r.inputs.size() != 1) throw usage_error("kmeans reads one input (-i), got " + std::to_string(r.inputs.size()));
-      source.emplace(open_bundle_shards(r.inputs[0]));
-      data.pts.n = source->n, data.pts.d = source->d;
-      data.params = source->in.params();
+    if (world) {
+      part.emplace(read_points_shard(r.inputs[0], r.format, *world, lenient));
+      data.pts.n = part->n, data.pts.d = part->d;
+      data.params = part->params;
     } else {
       data = load_points(r.inputs, r.format, lenient);
     }
-    report_leniency(lenient);
+    if (!world || world->rank() == 0) report_leniency(lenient);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
     std::unique_ptr<multi_context> ranks;
@@ -138,11 +138,9 @@ class kmeans_app final : public app {
     std::unique_ptr<ranked_kmeans> ranked;
     if (devices.empty()) {
       engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
-    } else if (devices == "mpi") {
-      ranks = std::make_unique<multi_context>(ctx.which(), mpi_world::get());
-      const int me = ranks->local_ranks()[0];
-      ranked = shards ? std::make_unique<ranked_kmeans>(*ranks, source->read(me, ranks->ranks(), cfg.k), cfg.k, plan, cfg.init)
-                      : std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
+    } else if (world) {
+      ranks = std::make_unique<multi_context>(ctx.which(), *world);
+      ranked = std::make_unique<ranked_kmeans>(*ranks, std::move(*part).with_initial(*world, cfg.k), cfg.k, plan, cfg.init);
     } else {
       ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
       ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);

@@ -7,6 +7,8 @@
 // gen/run/validate work on one (operator, m, n) dataset.
 #include <algorithm>
 #include <bit>
+#include <chrono>
+#include <climits>
 #include <cinttypes>
 #include <cmath>
 #include <functional>
@@ -22,6 +24,7 @@
 
 #include "apps/app.hpp"
 #include "apps/multi_scaling.hpp"
+#include "apps/ranks.hpp"
 #include "apps/segreduce/microbench.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
@@ -304,6 +307,39 @@ struct shard_element {
   SOAC_HD std::int32_t operator()(std::int64_t s, std::int64_t j) const { return local[(s - first_row) * row + (j - first_column)]; }
 };
 
+// What an operator reduces of an int32 element (s, j): the value (sum), the value and its index
+// (argmax), the value's quad (maximum subarray sum); over a rank's shard (soac run --set devices).
+struct lift_value {
+  SOAC_HD std::int32_t operator()(std::int32_t x, std::int64_t) const { return x; }
+};
+struct lift_indexed {
+  SOAC_HD indexed<std::int32_t, std::int32_t> operator()(std::int32_t x, std::int64_t j) const { return {x, std::int32_t(j)}; }
+};
+struct lift_quad {
+  SOAC_HD mss_quad<std::int32_t> operator()(std::int32_t x, std::int64_t) const { return max_subarray<std::int32_t>::lift(x); }
+};
+template <class Lift>
+struct shard_lifted {
+  shard_element at;
+  SOAC_HD auto operator()(std::int64_t s, std::int64_t j) const { return Lift{}(at(s, j), j); }
+};
+
+// The result array of each operator: sums, indexes of the maximum, maximum subarray sums, summed
+// option prices.
+template <class T>
+auto result_values(const std::vector<T>& v) {
+  if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, double>) {
+    return v;
+  } else {
+    std::vector<std::int32_t> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if constexpr (std::is_same_v<T, mss_quad<std::int32_t>>) out[i] = v[i].best;
+      else out[i] = v[i].index;
+    }
+    return out;
+  }
+}
+
 class segreduce_app final : public app {
  public:
   segreduce_app() : app(describe()) {}
@@ -327,6 +363,8 @@ class segreduce_app final : public app {
                    {"tiny", "segmented sum, 100 x 37 (tests)", p("sum", 100, 37)}};
     }
     a.variants = {"auto", "sequential", "large", "small"};
+    a.run_settings = {devices_setting("each rank reduces its block of segments (with fewer segments than ranks, its columns of "
+                                      "every segment, the partials combined in rank order); Black-Scholes: every rank holds the m options")};
     a.scales_over_devices = true;
     a.bench_presets = {"sum18", "sum", "argmax18", "argmax", "mss18", "mss", "blackscholes18", "blackscholes"};
     return a;
@@ -408,10 +446,121 @@ class segreduce_app final : public app {
     return body(mb::row_element{d.data(), s.n}, mb::row_element{data.data(), s.n});
   }
 
+  // With ranks: each reads its part of the data (rows by offset) and checks the int32 sums it can
+  // see: whole segments as one process does; split ones by their positive and negative values'
+  // sums over the ranks (which bound every run's sum, so the maximum subarray sum's check is the
+  // sum's there: stricter than one process's by the runs that fit although the values' sums do not).
+  template <class Op, class Lift>
+  static std::vector<typename Op::value_type> reduce_ranked(const multi_context& ranks, const bundle& in, const spec& s,
+                                                            const multi_options& o, std::string& plan) {
+    using T = typename Op::value_type;
+    const int R = ranks.ranks();
+    const bool whole = s.m >= R;
+    std::vector<buffer<std::int32_t>> parts(static_cast<std::size_t>(R));
+    std::vector<buffer<T>> outs(static_cast<std::size_t>(R));
+    std::vector<span<T>> views(static_cast<std::size_t>(R));
+    std::vector<std::int64_t> positive(whole ? 0 : std::size_t(s.m)), negative(positive.size());
+    for (int q : ranks.local_ranks()) {
+      context& c = ranks.rank(q);
+      const shard part = whole ? shard_of(s.m, R, q) : shard_of(s.n, R, q);
+      const std::int64_t rows = whole ? part.size() : s.m, columns = whole ? s.n : part.size();
+      c.require_memory(checked_bytes(std::uint64_t(rows * columns), sizeof(std::int32_t), "segreduce: a shard") +
+                           checked_bytes(std::uint64_t(s.m), sizeof(T), "segreduce: m"),
+                       0, "segreduce: rank " + std::to_string(q) + "'s shard");
+      std::vector<std::int32_t> local(static_cast<std::size_t>(rows * columns));
+      if (whole) {
+        in.read_rows_into("data", part.begin * s.n, rows * s.n, local.data());
+        if (s.op != op_kind::argmax)
+          if (const auto bad = mb::first_int32_overflow(local.data(), rows, s.n, s.op == op_kind::mss); bad >= 0)
+            throw input_error("segreduce: segment " + std::to_string(part.begin + bad) + " of 'data' overflows int32 under operator " +
+                              s.op_name);
+      } else {
+        for (std::int64_t seg = 0; seg < s.m; ++seg) {
+          in.read_rows_into("data", seg * s.n + part.begin, columns, local.data() + seg * columns);
+          for (std::int64_t j = 0; j < columns; ++j) {
+            const std::int32_t x = local[std::size_t(seg * columns + j)];
+            (x > 0 ? positive : negative)[std::size_t(seg)] += x;
+          }
+        }
+      }
+      parts[std::size_t(q)] = buffer<std::int32_t>(c, std::span<const std::int32_t>(local));
+      views[std::size_t(q)] = (outs[std::size_t(q)] = buffer<T>(c, std::size_t(s.m))).view();
+    }
+    if (!whole && s.op != op_kind::argmax) {
+      if (ranks.distributed())
+        for (auto* sums : {&positive, &negative}) mpi_world::get().all_reduce(sums->data(), sums->size(), reduce_type::i64, reduce_op::sum);
+      for (std::int64_t seg = 0; seg < s.m; ++seg)
+        if (positive[std::size_t(seg)] > INT32_MAX || negative[std::size_t(seg)] < INT32_MIN)
+          throw input_error("segreduce: segment " + std::to_string(seg) + " of 'data' overflows int32 under operator " + s.op_name +
+                            " (its positive or its negative values sum beyond it)");
+    }
+    const auto plans = multi_segreduce(
+        ranks, s.m, s.n,
+        [&](const segment_shard& sh) {
+          return shard_lifted<Lift>{{parts[std::size_t(sh.rank)].data(), whole ? sh.seg_begin : 0,
+                                     whole ? s.n : sh.elem_end - sh.elem_begin, sh.elem_begin}};
+        },
+        std::span<const span<T>>(views), Op{}, o);
+    plan = plans[std::size_t(ranks.local_ranks()[0])].describe();
+    return writes_result(&ranks) ? outs[0].to_vector() : std::vector<T>{};
+  }
+
+  std::string run_ranked(const multi_context& ranks, const run_request& r, const bundle& in, const spec& s,
+                         segreduce_strategy strategy) const {
+    multi_options o;
+    o.placement = result_placement::root;
+    o.segreduce = segreduce_options{strategy, 0};
+    std::string plan;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::function<void(datasets::bundle_writer&)> add_result;
+    auto keep = [&](const auto& v) {
+      ranks.synchronize();
+      add_result = [values = result_values(v)](datasets::bundle_writer& out) {
+        out.add<typename decltype(values)::value_type>("result", values);
+      };
+    };
+    if (s.op == op_kind::blackscholes) {
+      // Every rank prices its segments' days from all m rates and volatilities (2 m doubles).
+      const auto rate = in.read<double>("rate"), vol = in.read<double>("volatility");
+      std::vector<buffer<double>> rd(std::size_t(ranks.ranks())), vd(rd.size()), outs(rd.size());
+      std::vector<span<double>> views(rd.size());
+      for (int q : ranks.local_ranks()) {
+        rd[std::size_t(q)] = buffer<double>(ranks.rank(q), std::span<const double>(rate));
+        vd[std::size_t(q)] = buffer<double>(ranks.rank(q), std::span<const double>(vol));
+        views[std::size_t(q)] = (outs[std::size_t(q)] = buffer<double>(ranks.rank(q), std::size_t(s.m))).view();
+      }
+      const auto plans = multi_segreduce(
+          ranks, s.m, s.n, [&](const segment_shard& sh) { return mb::blackscholes_day{rd[std::size_t(sh.rank)].data(), vd[std::size_t(sh.rank)].data(), s.n}; },
+          std::span<const span<double>>(views), plus<double>{}, o);
+      plan = plans[std::size_t(ranks.local_ranks()[0])].describe();
+      keep(writes_result(&ranks) ? outs[0].to_vector() : std::vector<double>{});
+    } else if (s.op == op_kind::sum) {
+      keep(reduce_ranked<plus<std::int32_t>, lift_value>(ranks, in, s, o, plan));
+    } else if (s.op == op_kind::argmax) {
+      keep(reduce_ranked<arg_max<std::int32_t>, lift_indexed>(ranks, in, s, o, plan));
+    } else {
+      keep(reduce_ranked<max_subarray<std::int32_t>, lift_quad>(ranks, in, s, o, plan));
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!writes_result(&ranks)) return {};
+    datasets::bundle_writer out(r.output, "result", name());
+    add_result(out);
+    out.params() = in.params();
+    out.info() = {{"backend", std::string(to_string(ranks.which()))}, {"device", ranks.describe()}, {"ranks", ranks.ranks()},
+                  {"variant", r.variant.empty() ? "auto" : r.variant}, {"plan", plan}, {"ms", ms}};
+    out.finish();
+    std::ostringstream msg;
+    msg << "segreduce " << s.op_name << ": " << s.m << " segments x " << s.n << " elements on " << ranks.describe() << "\n  rank 0: "
+        << plan << "; " << ms << " ms (wall clock: reading, copies and the gather included)";
+    return msg.str();
+  }
+
   std::string run(context& ctx, const run_request& r) const override {
     const auto in = open_dataset(r.input);
     const auto s = dataset_spec(in.params());
     const auto strategy = parse_segreduce_strategy(r.variant.empty() ? "auto" : r.variant);
+    if (const auto ranks = ranks_of_setting(ctx.which(), r.settings.value("devices", std::string())))
+      return run_ranked(*ranks, r, in, s, strategy);
     double ms = 0;
     std::string plan;
     datasets::bundle_writer out(r.output, "result", name());

@@ -8,11 +8,13 @@
 #include <sstream>
 
 #include "apps/app.hpp"
+#include "apps/ranks.hpp"
 #include "apps/stream/support.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/fast_divide.hpp"
 #include "core/hist.cuh"
+#include "core/multi/combine.cuh"
 #include "core/operators.hpp"
 #include "core/stream.hpp"
 #include "datasets/bundle.hpp"
@@ -159,7 +161,9 @@ class stream_app final : public app {
     {
       auto s = streaming::pipeline_settings();
       s.insert(s.begin(), {{"dtype", "uint8", "element type of a raw file: uint8 or uint32 (bundles: the array's)"},
-                           {"bins", 0, "bins, bin = x % bins (0: 256 for raw files, the dataset's for bundles)"}});
+                           {"bins", 0, "bins, bin = x % bins (0: 256 for raw files, the dataset's for bundles)"},
+                           {"devices", "", "mpi: under mpirun, each process streams its part of the file (an equal share of the "
+                                           "elements, read by offset) on its GPU and rank 0 writes the summed histogram"}});
       a.run_settings = s;
     }
     a.bench_presets = {"bench"};
@@ -237,16 +241,33 @@ class stream_app final : public app {
   std::string run(context& ctx, const run_request& r) const override {
     const auto in = open_input(r.inputs, r.format, r.settings);
     const auto options = streaming::pipeline_options(r.settings, r.variant);
-    file_histogram h(ctx, in.type, in.bins);
-    stream_pipeline pipe(ctx);
-    const auto report = h.run(pipe, in.source, options);
+    const std::string devices = r.settings.value("devices", std::string());
+    if (!devices.empty() && devices != "mpi") throw usage_error("stream: --set devices takes mpi (under mpirun), not '" + devices + "'");
+    // devices=mpi: this process streams its shard of the elements on its rank's GPU; the
+    // histograms are summed onto rank 0, which writes.
+    const auto ranks = ranks_of_setting(ctx.which(), devices);
+    context& mine = ranks ? ranks->rank(ranks->local_ranks()[0]) : ctx;
+    stream_source part = in.source;
+    if (ranks) {
+      const shard s = shard_of(streaming::element_count(in.source), ranks->ranks(), ranks->local_ranks()[0]);
+      part = stream_source::from_file(in.source.file, in.source.element_bytes, in.source.offset, streaming::element_count(in.source))
+                 .slice(s.begin, s.size());
+    }
+    file_histogram h(mine, in.type, in.bins);
+    stream_pipeline pipe(mine);
+    const auto report = h.run(pipe, part, options);
+    auto counts = h.counts();
+    if (ranks) mpi_world::get().reduce(counts.data(), counts.size(), reduce_type::u64, reduce_op::sum, 0);
+    if (!writes_result(ranks.get())) return {};
     datasets::bundle_writer out(r.output, "result", name());
-    out.add<std::uint64_t>("histo", h.counts());
-    streaming::record_run(out, ctx, r.settings, options, report);
+    out.add<std::uint64_t>("histo", counts);
+    streaming::record_run(out, mine, r.settings, options, report);
     out.params()["dtype"] = std::string(dtype_name(in.type));
     out.params()["bins"] = in.bins;
+    if (ranks) out.info()["ranks"] = ranks->ranks();
     out.finish();
-    return "stream: histogram of " + in.source.file.string() + " on " + ctx.describe() + "\n  " + report.describe();
+    return "stream: histogram of " + in.source.file.string() + " on " + (ranks ? ranks->describe() : ctx.describe()) + "\n  " +
+           (ranks ? "rank 0's part: " : "") + report.describe();
   }
 
   validate_report validate(const validate_request& r) const override {

@@ -121,9 +121,10 @@ std::int64_t element_count(const stream_source& src) {
   const detail::stream_input_file f(src.file);
   if (src.offset > f.size()) throw input_error(src.file.string() + ": shorter than its header");
   const std::uint64_t avail = f.size() - src.offset;
-  if (src.count >= 0 && avail != std::uint64_t(src.count) * src.element_bytes)
+  if (src.count >= 0 && (src.part ? avail / src.element_bytes < std::uint64_t(src.count) : avail != std::uint64_t(src.count) * src.element_bytes))
     throw input_error(src.file.string() + ": holds " + std::to_string(avail) + " data bytes, expected " +
                       std::to_string(src.count) + " elements of " + std::to_string(src.element_bytes) + " bytes");
+  if (src.count >= 0) return src.count;
   if (avail % src.element_bytes != 0)
     throw input_error(src.file.string() + ": " + std::to_string(avail) + " bytes are not a whole number of " +
                       std::to_string(src.element_bytes) + "-byte elements");

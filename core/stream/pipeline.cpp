@@ -47,6 +47,17 @@ stream_source stream_source::from_file(std::filesystem::path file, std::size_t e
   return s;
 }
 
+stream_source stream_source::slice(std::int64_t first, std::int64_t n) const {
+  if (file.empty() || count < 0 || first < 0 || n < 0 || first > count || n > count - first)
+    throw usage_error("stream: a part [" + std::to_string(first) + ", " + std::to_string(first) + " + " + std::to_string(n) +
+                      ") of a source of " + std::to_string(count) + " elements in a file");
+  stream_source s = *this;
+  s.offset = offset + std::uint64_t(first) * element_bytes;
+  s.count = n;
+  s.part = part || first + n < count;
+  return s;
+}
+
 stream_source stream_source::from_host(const void* data, std::size_t element_bytes, std::int64_t count) {
   stream_source s;
   s.host = data;
@@ -119,7 +130,7 @@ opened_inputs open_inputs(std::span<const stream_source> inputs) {
           throw input_error(name + ": truncated: holds " + std::to_string(avail) + " data bytes, expected " +
                             std::to_string(count) + " elements of " + std::to_string(s.element_bytes) + " bytes");
         const std::uint64_t need = std::uint64_t(count) * s.element_bytes;
-        if (avail > need)
+        if (avail > need && !s.part)
           throw input_error(name + ": " + std::to_string(avail - need) + " unexpected bytes after its " + std::to_string(count) +
                             " elements");
       } else {
