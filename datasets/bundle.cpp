@@ -76,10 +76,17 @@ bundle_writer::bundle_writer(fs::path dir, std::string kind, std::string app)
     const auto it = old.find(listing);
     if (it == old.end() || !it->is_object()) continue;
     for (const auto& [name, entry] : it->items()) {
-      if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
-      const std::string file = entry["file"].get<std::string>();
-      if (!is_plain_file_name(file) || file == manifest_name) continue;
-      if (!fs::remove(dir_ / file, ec) && ec) fail(dir_ / file, "cannot remove: " + ec.message());
+      if (!entry.is_object()) continue;
+      std::vector<json> files = {entry.value("file", json())};
+      if (const auto parts = entry.find("parts"); parts != entry.end() && parts->is_array())
+        for (const auto& part : *parts)
+          if (part.is_object()) files.push_back(part.value("file", json()));
+      for (const json& f : files) {
+        if (!f.is_string()) continue;
+        const std::string file = f.get<std::string>();
+        if (!is_plain_file_name(file) || file == manifest_name) continue;
+        if (!fs::remove(dir_ / file, ec) && ec) fail(dir_ / file, "cannot remove: " + ec.message());
+      }
     }
   }
 }
@@ -120,6 +127,31 @@ void bundle_writer::add_written(const std::string& name, dtype type, std::span<c
     fail(array_path(name), "holds " + std::string(dtype_name(h.type)) + " " + shape_string(h.shape) + ", expected " +
                                std::string(dtype_name(type)) + " " + shape_string(shape));
   list_array(name, type, shape);
+}
+
+fs::path bundle_part_path(const fs::path& dir, const std::string& name, int part) {
+  return dir / (name + ".part-" + std::to_string(part) + ".npy");
+}
+
+void bundle_writer::add_parts(const std::string& name, dtype type, std::span<const std::int64_t> shape,
+                              std::span<const std::int64_t> part_rows) {
+  check_new_array(name);
+  std::int64_t total = 0;
+  for (const std::int64_t rows : part_rows) total += rows;
+  if (shape.empty() || part_rows.empty() || total != shape[0])
+    throw usage_error(dir_.string() + ": the parts of '" + name + "' hold " + std::to_string(total) + " rows of " + shape_string(shape));
+  json parts = json::array();
+  for (std::size_t p = 0; p < part_rows.size(); ++p) {
+    const fs::path path = bundle_part_path(dir_, name, int(p));
+    std::vector<std::int64_t> expected(shape.begin(), shape.end());
+    expected[0] = part_rows[p];
+    const npy_header h = read_npy_header(path);
+    if (h.type != type || h.shape != expected)
+      fail(path, "holds " + std::string(dtype_name(h.type)) + " " + shape_string(h.shape) + ", expected " + std::string(dtype_name(type)) +
+                     " " + shape_string(expected));
+    parts.push_back({{"file", path.filename().string()}, {"rows", part_rows[p]}});
+  }
+  arrays_[name] = {{"parts", parts}, {"dtype", std::string(dtype_name(type))}, {"shape", std::vector<std::int64_t>(shape.begin(), shape.end())}};
 }
 
 void bundle_writer::check_new_file(const std::string& file_name) const {
@@ -226,10 +258,20 @@ bundle bundle::open(const fs::path& dir, std::string_view expected_kind, std::st
     const std::string where = "array '" + name + "': ";
     if (!e.is_object()) bad(where + "entry is not an object");
     entry ent;
-    const auto f = e.find("file");
-    if (f == e.end() || !f->is_string() || !is_plain_file_name(f->get<std::string>()))
-      bad(where + "\"file\" must be a file name inside the bundle directory");
-    ent.file = f->get<std::string>();
+    if (const auto parts = e.find("parts"); parts != e.end()) {
+      if (!parts->is_array() || parts->empty()) bad(where + "\"parts\" must be a non-empty list");
+      for (const auto& part : *parts) {
+        if (!part.is_object() || !part.contains("file") || !part["file"].is_string() || !is_plain_file_name(part["file"].get<std::string>()) ||
+            !part.contains("rows") || !part["rows"].is_number_integer() || part["rows"].get<std::int64_t>() < 0)
+          bad(where + "each part must be {\"file\": a file name inside the bundle directory, \"rows\": N >= 0}");
+        ent.parts.push_back({part["file"].get<std::string>(), part["rows"].get<std::int64_t>()});
+      }
+    } else {
+      const auto f = e.find("file");
+      if (f == e.end() || !f->is_string() || !is_plain_file_name(f->get<std::string>()))
+        bad(where + "\"file\" must be a file name inside the bundle directory");
+      ent.file = f->get<std::string>();
+    }
     const auto d = e.find("dtype");
     if (d == e.end() || !d->is_string()) bad(where + "missing or non-string \"dtype\"");
     try {
@@ -243,6 +285,12 @@ bundle bundle::open(const fs::path& dir, std::string_view expected_kind, std::st
       if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0)
         bad(where + "\"shape\" must hold non-negative integers");
       ent.shape.push_back(dim.get<std::int64_t>());
+    }
+    if (!ent.parts.empty()) {
+      std::int64_t rows = 0;
+      for (const auto& part : ent.parts) rows += part.rows;
+      if (ent.shape.empty() || rows != ent.shape[0])
+        bad(where + "its parts hold " + std::to_string(rows) + " rows, its shape is " + shape_string(ent.shape));
     }
     b.arrays_.emplace(name, std::move(ent));
   }
@@ -283,10 +331,36 @@ const bundle::entry& bundle::find(const std::string& name) const {
                     (have.empty() ? "none" : have) + ")");
 }
 
-fs::path bundle::path_of(const std::string& name) const { return dir_ / find(name).file; }
+fs::path bundle::path_of(const std::string& name) const {
+  const entry& e = find(name);
+  return dir_ / (e.parts.empty() ? e.file : name);
+}
+
+std::size_t bundle::parts(const std::string& name) const {
+  const entry& e = find(name);
+  return e.parts.empty() ? 1 : e.parts.size();
+}
+
+npy_header bundle::part_header(const entry& e, const part& p, const std::string& name) const {
+  const fs::path path = dir_ / p.file;
+  npy_header h = read_npy_header(path);
+  std::vector<std::int64_t> expected = e.shape;
+  expected[0] = p.rows;
+  if (h.type != e.type || h.shape != expected)
+    fail(path, "a part of array '" + name + "' holds " + std::string(dtype_name(h.type)) + " " + shape_string(h.shape) +
+                   ", the manifest says " + std::string(dtype_name(e.type)) + " " + shape_string(expected));
+  return h;
+}
 
 npy_header bundle::header(const std::string& name) const {
   const entry& e = find(name);
+  if (!e.parts.empty()) {  // the parts checked; the whole's type and shape
+    for (const part& p : e.parts) part_header(e, p, name);
+    npy_header whole;
+    whole.type = e.type;
+    whole.shape = e.shape;
+    return whole;
+  }
   const fs::path path = dir_ / e.file;
   npy_header h = read_npy_header(path);
   if (h.type != e.type)
@@ -303,6 +377,7 @@ npy_header bundle::header(const std::string& name) const {
 
 void bundle::read_into(const std::string& name, void* dst) const {
   const npy_header h = header(name);
+  if (!find(name).parts.empty()) return read_rows_into(name, 0, h.shape[0], dst);
   read_npy_data(path_of(name), h, dst);
 }
 
@@ -315,7 +390,20 @@ void bundle::read_rows_into(const std::string& name, std::int64_t first, std::in
                       std::to_string(rows));
   if (count == 0) return;
   const std::size_t row_bytes = h.data_bytes() / std::size_t(rows);
-  read_npy_range(path_of(name), h, std::size_t(first) * row_bytes, std::size_t(count) * row_bytes, dst);
+  const entry& e = find(name);
+  if (e.parts.empty()) return read_npy_range(path_of(name), h, std::size_t(first) * row_bytes, std::size_t(count) * row_bytes, dst);
+  // The rows' share of each part, in order.
+  auto* out = static_cast<std::byte*>(dst);
+  std::int64_t part_begin = 0;
+  for (const part& p : e.parts) {
+    const std::int64_t lo = std::max(first, part_begin), hi = std::min(first + count, part_begin + p.rows);
+    if (lo < hi) {
+      const npy_header ph = part_header(e, p, name);
+      read_npy_range(dir_ / p.file, ph, std::size_t(lo - part_begin) * row_bytes, std::size_t(hi - lo) * row_bytes, out);
+      out += std::size_t(hi - lo) * row_bytes;
+    }
+    part_begin += p.rows;
+  }
 }
 
 void require_length(const bundle& b, const std::string& name, std::int64_t length, std::string_view param) {

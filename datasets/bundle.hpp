@@ -55,6 +55,13 @@ class bundle_writer {
   void add_written(const std::string& name, dtype type, std::span<const std::int64_t> shape);
   void add_written_file(const std::string& file_name);
 
+  // An array stored in parts, one file per process (ranks in separate processes, where a result
+  // grows with the input, so that no process gathers it whole): part p holds the next
+  // part_rows[p] rows in bundle_part_path(dir(), name, p), which its process writes (write_npy)
+  // into the folder this writer created. add_parts then lists them, each checked against `type`
+  // and its share of `shape`. Readers see one array (read, read_into, read_rows_into).
+  void add_parts(const std::string& name, dtype type, std::span<const std::int64_t> shape, std::span<const std::int64_t> part_rows);
+
   // Writes manifest.json (via a temporary file and rename). No add() after this.
   void finish();
 
@@ -96,11 +103,12 @@ class bundle {
     const npy_header h = header(name);
     if (h.type != dtype_of<T>()) detail::throw_dtype_mismatch(path_of(name), h.type, dtype_of<T>());
     if constexpr (std::is_same_v<T, bool>) {
+      if (parts(name) > 1) throw input_error(path_of(name).string() + ": a bool array in parts is not supported");
       return detail::read_bool_data(path_of(name), h);
     } else {
       require_host_memory(h.data_bytes(), path_of(name).string());
       std::vector<T> out(static_cast<std::size_t>(h.element_count()));
-      read_npy_data(path_of(name), h, out.data());
+      read_into(name, out.data());
       return out;
     }
   }
@@ -109,18 +117,27 @@ class bundle {
   // Reads rows [first, first + count) of an array of one or more dimensions (a row: one index
   // of its first dimension) into caller memory of count rows: a process's part of a big array.
   void read_rows_into(const std::string& name, std::int64_t first, std::int64_t count, void* dst) const;
+  // The array's file; for an array in parts, <dir>/<name> (no such file: a name for messages).
   std::filesystem::path path_of(const std::string& name) const;
+  // How many files hold the array: 1, or its parts (bundle_writer::add_parts).
+  std::size_t parts(const std::string& name) const;
 
   // Files added with bundle_writer::add_file.
   bool has_file(const std::string& file_name) const { return files_.count(file_name) != 0; }
   std::filesystem::path file_path(const std::string& file_name) const;
 
  private:
-  struct entry {
+  struct part {
     std::string file;
+    std::int64_t rows = 0;
+  };
+  struct entry {
+    std::string file;  // empty for an array in parts
     dtype type{};
     std::vector<std::int64_t> shape;
+    std::vector<part> parts;
   };
+  npy_header part_header(const entry& e, const part& p, const std::string& name) const;
   bundle() = default;
   const entry& find(const std::string& name) const;
 
@@ -130,6 +147,9 @@ class bundle {
   std::map<std::string, entry> arrays_;
   std::map<std::string, std::uint64_t> files_;  // name -> bytes
 };
+
+// Part p of array `name` of a bundle in `dir` (bundle_writer::add_parts): <dir>/<name>.part-<p>.npy.
+std::filesystem::path bundle_part_path(const std::filesystem::path& dir, const std::string& name, int part);
 
 // Throws input_error unless array `name` has `length` elements along its first dimension, as
 // the manifest's parameter `param` (e.g. "n") says it must.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # soac under mpiexec (CTest mpi_cli, label host): k-means with --set devices=mpi over 2 and 3
 # processes, from a bundle and from Rodinia's text and binary files read in parts, writes the
-# memberships of one process and passes validation; hist, segreduce and stream runs give one
+# memberships of one process (gathered, or a file per process) and passes validation; hist, segreduce and stream runs give one
 # process's result; the hist bench with
 # --ranks mpi prints its process table; a bad setting ends every rank with the usage exit code.
 # Usage: tests/mpi_cli.sh SOAC MPIEXEC
@@ -43,6 +43,17 @@ for np in 2 3; do
   cmp -s "$work/t1.err" "$work/txt$np.err" || { diff "$work/t1.err" "$work/txt$np.err"; fail "text over $np processes: notes differ"; }
 done
 "$soac" validate kmeans -i "$work/p.txt" --format rodinia -r "$work/txt3" --backend host >/dev/null || fail "validate text over 3 processes"
+# memberships=parts: each process writes its points' memberships, the manifest lists the files;
+# their data, in order, are one process's memberships.
+"$mpiexec" -n 3 "$soac" run kmeans -i "$work/p.txt" --format rodinia -o "$work/parts" --backend host --set devices=mpi \
+  --set memberships=parts >"$work/parts.log" 2>&1 || { cat "$work/parts.log"; fail "memberships=parts"; }
+npy_data() { tail -c +"$((10 + $(od -An -tu2 -j8 -N2 "$1" | tr -d ' ') + 1))" "$1"; }  # a version 1.0 .npy's data
+for p in 0 1 2; do
+  grep -q "membership.part-$p.npy" "$work/parts/manifest.json" || fail "memberships=parts: part $p not listed"
+done
+cmp -s <(npy_data "$work/t1/membership.npy") <(for p in 0 1 2; do npy_data "$work/parts/membership.part-$p.npy"; done) ||
+  fail "memberships=parts: the parts' data are not one process's memberships"
+"$soac" validate kmeans -i "$work/p.txt" --format rodinia -r "$work/parts" --backend host >/dev/null || fail "validate memberships=parts"
 "$soac" run kmeans -i "$work/p.txt" --format rodinia -o "$work/s1" --backend host --set strict=1 >/dev/null 2>"$work/s1.err"
 one=$?
 "$mpiexec" -n 3 "$soac" run kmeans -i "$work/p.txt" --format rodinia -o "$work/s3" --backend host --set strict=1 --set devices=mpi \

@@ -334,6 +334,56 @@ TEST_F(DatasetsTest, BundleRoundTrip) {
   EXPECT_EQ(m["arrays"]["dest"]["shape"], nlohmann::json::array({4}));
 }
 
+// An array in parts (one file per process of an MPI run): readers see one array; the manifest's
+// rows and the parts' headers must agree; a rewrite removes the old parts.
+TEST_F(DatasetsTest, BundleArrayInParts) {
+  const fs::path d = path("parts");
+  const std::vector<std::vector<std::int32_t>> parts = {{0, 1, 2}, {}, {3, 4}, {5}};
+  std::vector<std::int64_t> rows;
+  {
+    bundle_writer w(d, "result", "kmeans");
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      write_npy(bundle_part_path(d, "membership", int(p)), std::span<const std::int32_t>(parts[p]));
+      rows.push_back(std::int64_t(parts[p].size()));
+    }
+    const std::int64_t shape[1] = {6};
+    w.add_parts("membership", dtype::i32, shape, rows);
+    const std::int64_t wrong[1] = {7};
+    EXPECT_THROW(w.add_parts("other", dtype::i32, wrong, rows), soac::usage_error);
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      write_npy(bundle_part_path(d, "again", int(p)), std::span<const std::int32_t>(parts[p]));
+    expect_input_error([&] { w.add_parts("again", dtype::i64, shape, rows); }, {"again.part-0.npy", "expected int64 (3,)"});
+    w.finish();
+  }
+  const bundle b = bundle::open(d, "result", "kmeans");
+  EXPECT_EQ(b.parts("membership"), 4u);
+  EXPECT_EQ(b.read<std::int32_t>("membership"), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(b.header("membership").shape, (std::vector<std::int64_t>{6}));
+  std::vector<std::int32_t> across(4);
+  b.read_rows_into("membership", 1, 4, across.data());  // rows of the first, third and (none of) the second part
+  EXPECT_EQ(across, (std::vector<std::int32_t>{1, 2, 3, 4}));
+  // A part whose header disagrees with the manifest's rows.
+  write_npy(bundle_part_path(d, "membership", 2), std::span<const std::int32_t>(parts[0]));
+  expect_input_error([&] { b.read<std::int32_t>("membership"); }, {"membership.part-2.npy", "a part of array 'membership' holds int32 (3,)"});
+  // A manifest whose parts do not add up to its shape.
+  auto m = nlohmann::json::parse(read_bytes(d / "manifest.json"));
+  m["arrays"]["membership"]["parts"][0]["rows"] = 2;
+  write_bytes(d / "manifest.json", m.dump());
+  expect_input_error([&] { bundle::open(d); }, {"its parts hold 5 rows, its shape is (6,)"});
+  m["arrays"]["membership"]["parts"][0]["file"] = "../x.npy";
+  write_bytes(d / "manifest.json", m.dump());
+  expect_input_error([&] { bundle::open(d); }, {"each part must be"});
+  m["arrays"]["membership"]["parts"][0]["file"] = "membership.part-0.npy";
+  m["arrays"]["membership"]["parts"][0]["rows"] = 3;
+  write_bytes(d / "manifest.json", m.dump());
+  // Rewriting the bundle removes the parts its manifest listed.
+  {
+    bundle_writer w(d, "result", "kmeans");
+    w.finish();
+  }
+  for (int p = 0; p < 4; ++p) EXPECT_FALSE(fs::exists(bundle_part_path(d, "membership", p))) << p;
+}
+
 TEST_F(DatasetsTest, BundleKindAndAppMismatch) {
   write_sample_bundle(path("b"), "dataset", "hist");
   expect_input_error([&] { bundle::open(path("b"), "dataset", "scatter"); },

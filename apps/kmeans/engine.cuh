@@ -793,8 +793,10 @@ class ranked_kmeans {
     }
   }
 
-  // iterate(), timed, and the results gathered from the ranks.
-  clustering cluster(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress) {
+  // iterate(), timed, and the results gathered from the ranks. With ranks in separate processes
+  // and gather_memberships false, the memberships stay this process's points' (written in parts).
+  clustering cluster(const kmeans_config& cfg, const std::function<void(std::int64_t, const step_report&)>& progress,
+                     bool gather_memberships = true) {
     clustering out;
     const auto t0 = std::chrono::steady_clock::now();
     iterate(cfg, progress, &out);
@@ -808,9 +810,10 @@ class ranked_kmeans {
       out.first_membership.insert(out.first_membership.end(), f.begin(), f.end());
       out.objective += e->objective();  // each rank's points', added in rank order
     }
-    if (mc_.distributed()) gather_from_processes(out);
+    if (mc_.distributed()) gather_from_processes(out, gather_memberships);
     return out;
   }
+  const std::vector<shard>& shards() const { return parts_; }
 
  private:
   template <class PointerOf>
@@ -822,8 +825,10 @@ class ranked_kmeans {
 
   // Every process's memberships (its one rank's shard) in rank order on every process, padded
   // to the shard capacity for the all-gather; the objective summed over the processes.
-  void gather_from_processes(clustering& out) const {
+  void gather_from_processes(clustering& out, bool memberships) const {
     const mpi_world& world = mpi_world::get();
+    world.all_reduce(&out.objective, 1, reduce_type::f64, reduce_op::sum);
+    if (!memberships) return;
     std::int64_t capacity = 0;
     for (const shard& s : parts_) capacity = std::max(capacity, s.size());
     for (std::vector<std::int32_t>* m : {&out.membership, &out.first_membership}) {
@@ -834,7 +839,6 @@ class ranked_kmeans {
       for (const shard& s : parts_)
         m->insert(m->end(), all.begin() + std::int64_t(s.rank) * capacity, all.begin() + std::int64_t(s.rank) * capacity + s.size());
     }
-    world.all_reduce(&out.objective, 1, reduce_type::f64, reduce_op::sum);
   }
 
   void check(const kmeans_plan& plan, init_kind init) const {

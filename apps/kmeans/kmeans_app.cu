@@ -31,6 +31,7 @@
 #include <optional>
 
 #include "apps/kmeans/files.cuh"
+#include "apps/ranks.hpp"
 #include "core/multi/mpi_world.hpp"
 
 namespace soac::apps {
@@ -80,9 +81,10 @@ class kmeans_app final : public app {
                       {"init", "dataset", "initial centroids: first (Rodinia's: the first k points; for k > n/2 its swap loop's picks) or kmeans++"},
                       {"seed", 1, "random seed of kmeans++"},
                       strict_setting(rodinia_kmeans),
-                      {"devices", "", "several GPUs: all or a list such as 0,1 (the host backend simulates that many ranks), or mpi "
-                                      "(under mpirun: one rank per process, each reading its part of the input, rank 0 writing the result); the points sharded, the "
-                                      "counts and sums all-reduced each iteration (hist variant, init=first)"}};
+                      devices_setting("the points sharded, the counts and sums all-reduced each iteration (hist variant, init=first)"),
+                      {"memberships", "gathered",
+                       "with devices=mpi: gathered (rank 0 writes them) or parts (each process writes its points' memberships, "
+                       "membership.part-R.npy, and the result lists the files: for more points than one process should hold)"}};
     a.scales_over_devices = true;
     a.bench_presets = {"paper-k1024", "paper-k5", "rodinia-204800", "kdd"};
     return a;
@@ -154,21 +156,42 @@ class kmeans_app final : public app {
                   << std::setprecision(3) << 100.0 * double(rep.changed) / double(n) << "%), objective " << std::setprecision(10)
                   << rep.objective << std::endl;
       };
-    const clustering res = engine ? engine->cluster(cfg, progress) : ranked->cluster(cfg, progress);
-    if (ranks && ranks->distributed() && !ranks->is_local(0)) return {};
+    const std::string memberships = r.settings.value("memberships", std::string("gathered"));
+    if (memberships != "gathered" && memberships != "parts")
+      throw usage_error("kmeans: memberships must be gathered or parts, not '" + memberships + "'");
+    if (memberships == "parts" && !world) throw usage_error("kmeans: memberships=parts is for devices=mpi (a part per process)");
+    const bool in_parts = memberships == "parts";
+    const clustering res = engine ? engine->cluster(cfg, progress) : ranked->cluster(cfg, progress, !in_parts);
+    // In parts: rank 0 makes the result's folder, then every process writes its points' rows.
+    std::optional<datasets::bundle_writer> out;
+    if (writes_result(ranks.get())) out.emplace(r.output, "result", name());
+    if (in_parts) {
+      world->barrier();
+      const auto me = world->rank();
+      for (const auto& [array, values] : {std::pair{"membership", &res.membership}, std::pair{"first_membership", &res.first_membership}})
+        datasets::write_npy(datasets::bundle_part_path(r.output, array, me), std::span<const std::int32_t>(*values));
+      world->barrier();
+    }
+    if (!writes_result(ranks.get())) return {};
     const kmeans_plan used = engine ? engine->plan() : ranked->plan();
     const std::string update_plan = engine ? engine->update_plan() : std::string();
     msg << "\n  " << used.describe();
 
-    datasets::bundle_writer out(r.output, "result", name());
     const std::int64_t kd[2] = {cfg.k, d};
-    out.add("centroids", datasets::dtype::f32, kd, res.centroids.data());
-    out.add("initial_centroids", datasets::dtype::f32, kd, res.initial_centroids.data());
-    out.add<std::int32_t>("membership", res.membership);
-    out.add<std::int32_t>("first_membership", res.first_membership);
-    out.add<std::int64_t>("changed", res.changed);
-    out.add_file("centroids.txt", rodinia_listing(res.centroids, cfg.k, d));
-    out.params() = {{"n", n},
+    out->add("centroids", datasets::dtype::f32, kd, res.centroids.data());
+    out->add("initial_centroids", datasets::dtype::f32, kd, res.initial_centroids.data());
+    if (in_parts) {
+      std::vector<std::int64_t> rows;
+      for (const shard& s : ranked->shards()) rows.push_back(s.size());
+      const std::int64_t shape[1] = {n};
+      for (const char* array : {"membership", "first_membership"}) out->add_parts(array, datasets::dtype::i32, shape, rows);
+    } else {
+      out->add<std::int32_t>("membership", res.membership);
+      out->add<std::int32_t>("first_membership", res.first_membership);
+    }
+    out->add<std::int64_t>("changed", res.changed);
+    out->add_file("centroids.txt", rodinia_listing(res.centroids, cfg.k, d));
+    out->params() = {{"n", n},
                     {"d", d},
                     {"k", cfg.k},
                     {"threshold", cfg.stop.threshold},
@@ -179,7 +202,7 @@ class kmeans_app final : public app {
                     {"format", r.format.empty() ? "bundle" : r.format},
                     {"dataset", data.params}};
     const auto& p = used;
-    out.info() = {{"backend", std::string(to_string(ctx.which()))},
+    out->info() = {{"backend", std::string(to_string(ctx.which()))},
                   {"device", ranks ? ranks->describe() : ctx.props().name},
                   {"ranks", ranks ? ranks->ranks() : 1},
                   {"variant", p.variant},
@@ -192,7 +215,7 @@ class kmeans_app final : public app {
                   {"rmse", rmse_of(res.objective, n)},
                   {"ms", res.ms},
                   {"ms_per_iteration", res.ms / double(std::max<std::int64_t>(res.iterations, 1))}};
-    out.finish();
+    out->finish();
     msg << "\n  " << res.iterations << " iterations in " << res.ms << " ms (" << res.ms / double(std::max<std::int64_t>(res.iterations, 1))
         << " ms each, initialisation included), objective " << std::setprecision(10) << res.objective << ", RMSE "
         << rodinia_rmse_text(rmse_of(res.objective, n));
