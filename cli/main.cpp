@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -583,28 +584,31 @@ int dispatch(std::vector<std::string> args) {
 }  // namespace
 
 // The message and exit code of the exception being handled.
+// The error as one line written at once: with ranks in separate processes, several may fail
+// together, and their lines must not interleave on the shared stderr.
 int report_error(const std::string& who) {
+  std::string line;
+  int code = exit_code::internal;
   try {
     throw;
   } catch (const usage_error& e) {
-    std::cerr << who << "error: " << e.what() << "\n";
-    return exit_code::usage;
+    line = "error: " + std::string(e.what()), code = exit_code::usage;
   } catch (const input_error& e) {
-    std::cerr << who << "error: " << e.what() << "\n";
-    return exit_code::input;
+    line = "error: " + std::string(e.what()), code = exit_code::input;
   } catch (const cuda_error& e) {
-    std::cerr << who << "error: " << e.what() << "\n";
-    return exit_code::cuda;
+    line = "error: " + std::string(e.what()), code = exit_code::cuda;
   } catch (const resource_error& e) {
-    std::cerr << who << "error: " << e.what() << "\n";
-    return exit_code::resource;
+    line = "error: " + std::string(e.what()), code = exit_code::resource;
   } catch (const std::bad_alloc&) {
-    std::cerr << who << "error: not enough host memory for this input\n";
-    return exit_code::resource;
+    line = "error: not enough host memory for this input", code = exit_code::resource;
   } catch (const std::exception& e) {
-    std::cerr << who << "internal error: " << e.what() << "\n";
-    return exit_code::internal;
+    line = "internal error: " + std::string(e.what());
   }
+  line = who + line + "\n";
+  std::cerr.flush();
+  std::fflush(stderr);
+  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line.data(), line.size());  // one write: atomic on a pipe up to PIPE_BUF
+  return code;
 }
 
 int main(int argc, char** argv) {
