@@ -451,7 +451,7 @@ class hist_app final : public app {
       } else if (key == "H") {
         bins = {int_param({{"H", parse_number("H", value)}}, "H", 1, std::int64_t(1) << 31)};
       } else {
-        throw usage_error("hist bench --devices: unknown setting '" + key + "' (n, H)");
+        throw usage_error("hist bench " + std::string(r.mpi ? "--ranks mpi" : "--devices") + ": unknown setting '" + key + "' (n, H)");
       }
     }
     suite.expect_cases(int(bins.size()));

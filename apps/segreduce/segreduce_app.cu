@@ -637,7 +637,7 @@ class segreduce_app final : public app {
   static void bench_scaling(const context& ctx, const bench_request& r, bench::suite& suite) {
     std::int64_t total = std::int64_t(1) << 30;
     for (const auto& [key, value] : r.overrides) {
-      if (key != "n_total") throw usage_error("segreduce bench --devices: unknown setting '" + key + "' (n_total)");
+      if (key != "n_total") throw usage_error("segreduce bench " + std::string(r.mpi ? "--ranks mpi" : "--devices") + ": unknown setting '" + key + "' (n_total)");
       total = int_param({{"n_total", parse_number("n_total", value)}}, "n_total", 1, std::int64_t(1) << 34);
     }
     const std::vector<std::int64_t> segment_counts = {std::int64_t(1) << 14, 1};
