@@ -122,25 +122,6 @@ TEST_P(BackpropApp, BenchTimesKernelsAndEndToEndAgainstRodinia) {
   EXPECT_EQ(suite.cases()[1].variants.size(), 2u);
 }
 
-// On cuda the hidden layer and the adjustment are one launch: the bench checks it against the three
-// launches bit for bit (a MISMATCH note otherwise) and, with parts=1, times each form.
-TEST_P(BackpropApp, OneLaunchStepEqualsTheThreeLaunches) {
-  if (!ctx().is_cuda()) GTEST_SKIP() << "the fused step is cuda's";
-  for (const char* layer : {"1000", "65536"}) {
-    bench::suite suite(ctx(), "backprop", bench::settings{.warmup = 0, .runs = 1, .progress = false, .warmup_ms = 0});
-    apps::bench_request req;
-    req.presets = {"tiny"};
-    req.overrides = {{"layer_size", layer}, {"parts", "1"}};
-    apps::find_app("backprop").bench(ctx(), req, suite);
-    ASSERT_GE(suite.cases().size(), 1u);
-    std::string names, notes;
-    for (const auto& v : suite.cases()[0].variants) names += v.name + ";", notes += v.note + ";";
-    EXPECT_EQ(notes.find("MISMATCH"), std::string::npos) << layer << ": " << notes;
-    EXPECT_NE(names.find("one launch"), std::string::npos) << names;
-    EXPECT_NE(names.find("unfused"), std::string::npos) << names;
-  }
-}
-
 SOAC_INSTANTIATE_APP_BACKENDS(BackpropApp);
 
 TEST(BackpropValidator, BoundsFollowSaturation) {

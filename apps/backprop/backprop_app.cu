@@ -5,8 +5,7 @@
 //     of layer_size + 1 products (the bias unit included); the hidden and output layers are one
 //     soac::scatter over the 17 x 2 hidden weights (each element recomputes the 17 units, cheaper
 //     than a launch more); the adjustment of the 16 x (layer_size + 1) input weights is a
-//     soac::scatter map writing the weights and their momentum terms in place. On cuda these two
-//     maps run as one kernel of the same functors (hidden_and_adjust_kernel).
+//     soac::scatter map writing the weights and their momentum terms in place.
 //     The input weights are stored hidden-major (row j: every input's weight into hidden unit j,
 //     the transpose of Rodinia's (layer_size + 1) x 17 matrix), so segment j and the adjustment
 //     read rows contiguously; Rodinia's layout would make segment j a column of stride 17.
@@ -63,16 +62,6 @@ struct trained {
 };
 
 SOAC_HD inline float squash(float x) { return 1.f / (1.f + expf(-x)); }
-
-bool same_bits(const trained& a, const trained& b) {
-  auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
-    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-  };
-  const float sa[4] = {a.output, a.output_delta, a.out_err, a.hid_err}, sb[4] = {b.output, b.output_delta, b.out_err, b.hid_err};
-  return same(a.weights, b.weights) && same(a.prev, b.prev) && same(a.hidden_weights, b.hidden_weights) &&
-         same(a.hidden_prev, b.hidden_prev) && same(a.hidden_units, b.hidden_units) && same(a.hidden_delta, b.hidden_delta) &&
-         std::memcmp(sa, sb, sizeof sa) == 0;
-}
 
 // ---- segreduce variant ----------------------------------------------------------------------
 
@@ -140,37 +129,6 @@ struct adjust_input_weights {
   }
 };
 
-// On cuda the hidden layer is fused into the adjustment: every block evaluates the 34 elements of
-// hidden_and_output itself (block 0 writing them, as the scatter would) to hold the 17 deltas in
-// shared memory, then applies adjust_input_weights to its share of the input weights. One launch
-// fewer, and it is launched dependent on the forward sums (programmatic dependent launch), so its
-// start overlaps their end; the result is the three launches' bit for bit.
-struct fused_step {
-  hidden_and_output layer;
-  adjust_input_weights adjust;  // hidden_delta: the block's shared copy
-  span<float> hw_out, hprev_out, units, deltas, report, weights, prev;
-  std::int64_t total;
-};
-constexpr int fused_block = 256, fused_blocks_per_sm = 8;
-
-__global__ void __launch_bounds__(fused_block) hidden_and_adjust_kernel(fused_step s) {
-  __shared__ float delta[hidden_rows];
-  cudaGridDependencySynchronize();  // the forward sums are complete and visible
-  const int t = int(threadIdx.x);
-  if (t < 2 * hidden_rows) {
-    const auto w = s.layer(t);
-    const span<float> none{}, mine(delta, hidden_rows);
-    const bool first = blockIdx.x == 0;  // writes the layer's results once
-    detail::apply_writes(w, first ? s.hw_out : none, first ? s.hprev_out : none, first ? s.units : none, mine, first ? s.report : none);
-    if (first) detail::apply_writes(w, none, none, none, s.deltas, none);
-  }
-  __syncthreads();
-  adjust_input_weights adjust = s.adjust;
-  adjust.hidden_delta = delta;
-  for (std::int64_t e = std::int64_t(blockIdx.x) * fused_block + t; e < s.total; e += std::int64_t(gridDim.x) * fused_block)
-    detail::apply_writes(adjust(e), s.weights, s.prev);
-}
-
 // The network on the backend and one step on it.
 class segreduce_trainer {
  public:
@@ -198,33 +156,10 @@ class segreduce_trainer {
 
   void kernels() {
     forward_sums();
-    if (ctx_.is_cuda()) {
-      hidden_and_adjust();
-    } else {
-      hidden_layer();
-      adjust();
-    }
+    hidden_layer();
+    adjust();
   }
-  // The launches of kernels(), also timed alone (`soac bench backprop --set parts=1`), and the
-  // unfused pair that hidden_and_adjust replaces on cuda.
-  void hidden_and_adjust() {
-    const std::int64_t row = net_.row(), total = hidden * row;
-    const fused_step step{hidden_and_output{sums_.data(), hw_.data(), hprev_.data(), target_.data()},
-                          adjust_input_weights{input_.data(), nullptr, weights_.data(), prev_.data(), row, fast_divisor(std::uint32_t(row))},
-                          hw_out_.view(), hprev_out_.view(), units_.view(), deltas_.view(), report_.view(), weights_.view(), prev_.view(),
-                          total};
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned(std::min<std::int64_t>((total + fused_block - 1) / fused_block,
-                                                          std::int64_t(ctx_.props().sm_count) * fused_blocks_per_sm)));
-    config.blockDim = dim3(fused_block);
-    config.stream = ctx_.stream();
-    cudaLaunchAttribute dependent{};
-    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    dependent.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &dependent;
-    config.numAttrs = 1;
-    SOAC_CUDA_CHECK(cudaLaunchKernelEx(&config, hidden_and_adjust_kernel, step));
-  }
+  // The three launches of kernels(), also timed alone (`soac bench backprop --set parts=1`).
   void forward_sums() {
     const std::int64_t row = net_.row();
     plan_ = segreduce(ctx_, hidden, row, hidden_input{weights_.data(), input_.data(), row}, sums_.view(), plus<float>{});
@@ -708,27 +643,10 @@ class backprop_app final : public app {
       suite.measure("rodinia kernels", bench::role::baseline, [&] { theirs.kernels(); }, {}, [&] { theirs.restore(); });
       suite.measure("segreduce kernels", bench::role::soac, [&] { mine.kernels(); }, {}, [&] { mine.upload(); });
       suite.annotate(mine.describe());
-      if (ctx.is_cuda()) {  // the one-launch step must be the three launches' bit for bit
-        trained fused, unfused;
-        mine.end_to_end(fused);
-        mine.upload();
-        mine.forward_sums();
-        mine.hidden_layer();
-        mine.adjust();
-        mine.download(unfused);
-        if (!same_bits(fused, unfused)) suite.annotate("MISMATCH: the one-launch hidden layer and adjustment differ from the three launches");
-      }
       if (int_param(params, "parts", 0, 1) == 1) {
         suite.measure("segreduce [forward sums]", bench::role::soac, [&] { mine.forward_sums(); }, {}, [&] { mine.upload(); });
-        suite.measure("segreduce [hidden layer and adjustment, one launch]", bench::role::soac, [&] { mine.hidden_and_adjust(); }, {},
-                      [&] { mine.upload(); });
         suite.measure("segreduce [hidden and output layers]", bench::role::soac, [&] { mine.hidden_layer(); }, {}, [&] { mine.upload(); });
         suite.measure("segreduce [adjustment]", bench::role::soac, [&] { mine.adjust(); }, {}, [&] { mine.upload(); });
-        suite.measure("segreduce kernels, unfused (three launches)", bench::role::soac, [&] {
-          mine.forward_sums();
-          mine.hidden_layer();
-          mine.adjust();
-        }, {}, [&] { mine.upload(); });
       }
 
       suite.begin_case(layer_name + ": end to end", params, bytes);
