@@ -90,6 +90,20 @@ TEST(MpiWorld, Collectives) {
   }
 }
 
+// gather onto a root: rank r's bytes land at r * bytes there, nowhere else (memberships written by
+// rank 0 alone); 0 bytes too.
+TEST(MpiWorld, GatherOntoARoot) {
+  const int R = world().size(), me = world().rank(), root = R - 1;
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{5}, std::size_t{100'003}}) {
+    std::vector<std::uint8_t> mine(bytes), all(bytes * std::size_t(R), 0xee);
+    for (std::size_t i = 0; i < bytes; ++i) mine[i] = std::uint8_t(me * 31 + int(i % 7));
+    world().gather(mine.data(), all.data(), bytes, root);
+    for (int r = 0; r < R; ++r)
+      for (std::size_t i = 0; i < bytes; ++i)
+        ASSERT_EQ(all[std::size_t(r) * bytes + i], me == root ? std::uint8_t(r * 31 + int(i % 7)) : std::uint8_t(0xee)) << r << " " << i;
+  }
+}
+
 // multi_hist over the world against one context, for every size (n = 0 and 1: ranks with no data).
 template <class Op, class F>
 void check_hist(backend b, std::int64_t H, std::uint32_t range) {

@@ -823,8 +823,9 @@ class ranked_kmeans {
     mc_.all_reduce(bufs, count, type, reduce_op::sum);
   }
 
-  // Every process's memberships (its one rank's shard) in rank order on every process, padded
-  // to the shard capacity for the all-gather; the objective summed over the processes.
+  // Every process's memberships (its one rank's shard) in rank order on rank 0's process, which
+  // writes them (the others' are left empty), padded to the largest shard for the gather; the
+  // objective summed over the processes, on every one.
   void gather_from_processes(clustering& out, bool memberships) const {
     const mpi_world& world = mpi_world::get();
     world.all_reduce(&out.objective, 1, reduce_type::f64, reduce_op::sum);
@@ -832,10 +833,12 @@ class ranked_kmeans {
     std::int64_t capacity = 0;
     for (const shard& s : parts_) capacity = std::max(capacity, s.size());
     for (std::vector<std::int32_t>* m : {&out.membership, &out.first_membership}) {
-      std::vector<std::int32_t> mine(std::size_t(capacity), -1), all(std::size_t(capacity) * std::size_t(mc_.ranks()));
+      const bool root = world.rank() == 0;
+      std::vector<std::int32_t> mine(std::size_t(capacity), -1), all(root ? std::size_t(capacity) * std::size_t(mc_.ranks()) : 0);
       std::copy(m->begin(), m->end(), mine.begin());
-      world.all_gather(mine.data(), all.data(), std::size_t(capacity) * sizeof(std::int32_t));
+      world.gather(mine.data(), all.data(), std::size_t(capacity) * sizeof(std::int32_t), 0);
       m->clear();
+      if (!root) continue;
       for (const shard& s : parts_)
         m->insert(m->end(), all.begin() + std::int64_t(s.rank) * capacity, all.begin() + std::int64_t(s.rank) * capacity + s.size());
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "core/error.hpp"
@@ -132,6 +133,24 @@ void mpi_world::all_gather(const void* send, void* recv, std::size_t bytes) cons
   SOAC_MPI_CHECK(MPI_Allgather(send, int(bytes), MPI_BYTE, recv, int(bytes), MPI_BYTE, MPI_COMM_WORLD));
 }
 
+void mpi_world::gather(const void* send, void* recv, std::size_t bytes, int root) const {
+  constexpr int tag = 0x5347;  // soac gather
+  if (rank_ != root) {
+    for (std::size_t at = 0; at < bytes; at += max_piece)
+      SOAC_MPI_CHECK(MPI_Send(static_cast<const char*>(send) + at, int(std::min(max_piece, bytes - at)), MPI_BYTE, root, tag, MPI_COMM_WORLD));
+    return;
+  }
+  for (int r = 0; r < size_; ++r) {
+    char* mine = static_cast<char*>(recv) + std::size_t(r) * bytes;
+    if (r == root) {
+      if (bytes > 0) std::memcpy(mine, send, bytes);
+      continue;
+    }
+    for (std::size_t at = 0; at < bytes; at += max_piece)
+      SOAC_MPI_CHECK(MPI_Recv(mine + at, int(std::min(max_piece, bytes - at)), MPI_BYTE, r, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  }
+}
+
 void mpi_world::broadcast(void* buffer, std::size_t bytes, int root) const {
   for (std::size_t at = 0; at < bytes; at += max_piece)
     SOAC_MPI_CHECK(MPI_Bcast(static_cast<char*>(buffer) + at, int(std::min(max_piece, bytes - at)), MPI_BYTE, root, MPI_COMM_WORLD));
@@ -160,6 +179,7 @@ mpi_world& mpi_world::get() {
 void mpi_world::all_reduce(void*, std::size_t, reduce_type, reduce_op) const {}
 void mpi_world::reduce(void*, std::size_t, reduce_type, reduce_op, int) const {}
 void mpi_world::all_gather(const void*, void*, std::size_t) const {}
+void mpi_world::gather(const void*, void*, std::size_t, int) const {}
 void mpi_world::broadcast(void*, std::size_t, int) const {}
 int mpi_world::max_over_ranks(int value) const { return value; }
 void mpi_world::barrier() const {}

@@ -38,6 +38,9 @@ class mpi_world {
   void reduce(void* buffer, std::size_t count, reduce_type type, reduce_op op, int root) const;
   // recv (size() * bytes) receives every process's send (bytes) at rank * bytes.
   void all_gather(const void* send, void* recv, std::size_t bytes) const;
+  // On root, recv (size() * bytes) receives every process's send (bytes) at rank * bytes; the
+  // others' recv is not touched (may be null). Any size: sent in pieces below MPI's 2 GiB counts.
+  void gather(const void* send, void* recv, std::size_t bytes, int root) const;
   void broadcast(void* buffer, std::size_t bytes, int root) const;
   // The largest value over the processes: how they agree on one outcome (an error code).
   int max_over_ranks(int value) const;
