@@ -577,15 +577,11 @@ class segreduce_app final : public app {
           plan = p;
         } else if (s.op == op_kind::argmax) {
           auto [v, p] = run_op<arg_max<std::int32_t>>(ctx, s.m, s.n, mb::indexed_element{f.data, s.n}, strategy, ms);
-          std::vector<std::int32_t> idx(v.size());
-          for (std::size_t i = 0; i < v.size(); ++i) idx[i] = v[i].index;
-          out.add<std::int32_t>("result", idx);
+          out.add<std::int32_t>("result", result_values(v));
           plan = p;
         } else {
           auto [v, p] = run_op<max_subarray<std::int32_t>>(ctx, s.m, s.n, mb::mss_element{f.data, s.n}, strategy, ms);
-          std::vector<std::int32_t> best(v.size());
-          for (std::size_t i = 0; i < v.size(); ++i) best[i] = v[i].best;
-          out.add<std::int32_t>("result", best);
+          out.add<std::int32_t>("result", result_values(v));
           plan = p;
         }
       }
