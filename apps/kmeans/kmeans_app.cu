@@ -122,7 +122,8 @@ class kmeans_app final : public app {
     const std::string devices = r.settings.value("devices", std::string());
     if (r.inputs.size() != 1) throw usage_error("kmeans reads one input (-i), got " + std::to_string(r.inputs.size()));
     auto lenient = leniency_of(r.settings, rodinia_kmeans);
-    const mpi_world* world = devices == "mpi" ? &mpi_world::get() : nullptr;
+    const std::unique_ptr<multi_context> ranks = ranks_of_setting(ctx.which(), devices);
+    const mpi_world* world = ranks && ranks->distributed() ? &mpi_world::get() : nullptr;
     std::optional<sharded_points> part;
     loaded_points data;
     if (world) {
@@ -135,18 +136,11 @@ class kmeans_app final : public app {
     if (!world || world->rank() == 0) report_leniency(lenient);
     const auto cfg = config_of(r.settings, data.params, data.pts.n);
     const std::int64_t n = data.pts.n, d = data.pts.d;
-    std::unique_ptr<multi_context> ranks;
     std::unique_ptr<kmeans_engine> engine;
     std::unique_ptr<ranked_kmeans> ranked;
-    if (devices.empty()) {
-      engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
-    } else if (world) {
-      ranks = std::make_unique<multi_context>(ctx.which(), *world);
-      ranked = std::make_unique<ranked_kmeans>(*ranks, std::move(*part).with_initial(*world, cfg.k), cfg.k, plan, cfg.init);
-    } else {
-      ranks = std::make_unique<multi_context>(ctx.which(), parse_devices(devices, ctx.which(), "--set devices"));
-      ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
-    }
+    if (!ranks) engine = std::make_unique<kmeans_engine>(ctx, data.pts, cfg.k, plan);
+    else if (world) ranked = std::make_unique<ranked_kmeans>(*ranks, std::move(*part).with_initial(*world, cfg.k), cfg.k, plan, cfg.init);
+    else ranked = std::make_unique<ranked_kmeans>(*ranks, data.pts, cfg.k, plan, cfg.init);
     std::ostringstream msg;
     msg << "kmeans: " << n << " points x " << d << " features, k = " << cfg.k << " on " << (ranks ? ranks->describe() : ctx.describe());
     std::function<void(std::int64_t, const step_report&)> progress;
