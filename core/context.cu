@@ -99,6 +99,7 @@ context::~context() {
   cudaStreamSynchronize(stream_);
   cache_.reset();  // returns cached blocks before the stream goes
   cudaFree(counters_);
+  cudaFree(scratch_);
   cudaStreamDestroy(stream_);
 }
 
@@ -213,6 +214,21 @@ unsigned* context::zeroed_counters(std::size_t count) {
     counter_count_ = grown;
   }
   return counters_;
+}
+
+void* context::scratch(std::size_t bytes) {
+  if (!is_cuda()) throw usage_error("scratch is for the cuda backend");
+  if (bytes > scratch_bytes_) {
+    activate();
+    const std::size_t grown = std::max<std::size_t>({bytes, 2 * scratch_bytes_, 64 * 1024});
+    SOAC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // no kernel may still use the old array
+    SOAC_CUDA_CHECK(cudaFree(scratch_));
+    scratch_ = nullptr;
+    scratch_bytes_ = 0;
+    scratch_ = allocate(grown);
+    scratch_bytes_ = grown;
+  }
+  return scratch_;
 }
 
 // Both directions: memcpy on host, a checked copy on the context's stream on cuda.

@@ -82,6 +82,10 @@ class context {
   // context is running. A kernel that uses them must leave them zero again (e.g. the last block
   // to arrive resets its counter), so single-pass kernels need no memset launch per call.
   unsigned* zeroed_counters(std::size_t count);
+  // cuda only: at least `bytes` of device memory for one call's intermediate results (segreduce's
+  // per-block partials), kept between calls so that a call allocates and frees nothing on the
+  // stream. The next call that takes it may overwrite it: nothing may use it past its own call.
+  void* scratch(std::size_t bytes);
 
   // Copies between the backend's memory and host memory (synchronous).
   void copy_to_backend(void* dst, const void* host_src, std::size_t bytes) const;
@@ -98,6 +102,8 @@ class context {
   std::unique_ptr<cache> cache_;
   unsigned* counters_ = nullptr;
   std::size_t counter_count_ = 0;
+  void* scratch_ = nullptr;
+  std::size_t scratch_bytes_ = 0;
 };
 
 }  // namespace soac

@@ -6,7 +6,9 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 
+#include "core/context.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 
@@ -20,6 +22,36 @@ __host__ __device__ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b)
 // Call right after a <<<...>>> launch: turns launch-configuration errors into cuda_error.
 inline void check_launch(const char* kernel, const char* file, int line) {
   check_cuda(cudaGetLastError(), kernel, file, line);
+}
+
+// Programmatic dependent launch (sm_90 on): the blocks of a kernel started by launch_dependent
+// may be scheduled while the kernel before it in the stream drains, which hides most of a launch's
+// latency in a chain of short kernels (backprop's three: docs/tuning/backprop.md). Such a kernel
+// calls wait_for_previous_grid() before it touches memory: the wait returns once the work before
+// it in the stream has finished and its writes are visible (at once after an ordinary launch).
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// kernel<<<grid, block, shared_bytes, ctx.stream()>>>(args...), checked, as a programmatic
+// dependent launch where the device has them (an ordinary launch elsewhere). Only for kernels
+// that begin with wait_for_previous_grid().
+template <class... Params, class... Args>
+void launch_dependent(const context& ctx, const char* name, void (*kernel)(Params...), std::int64_t grid, int block,
+                      std::size_t shared_bytes, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(grid));
+  config.blockDim = dim3(static_cast<unsigned>(block));
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = ctx.stream();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = ctx.props().compute_major >= 9 ? 1 : 0;
+  check_cuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
 }
 
 // Blocks of `kernel` resident per SM with blocks of block_threads and shared_bytes of dynamic

@@ -13,6 +13,7 @@
 #include "apps/segreduce/microbench.hpp"
 #include "core/buffer.hpp"
 #include "core/operators.hpp"
+#include "core/scatter.cuh"
 #include "core/segreduce.cuh"
 #include "datasets/random.hpp"
 #include "tests/backend_fixture.hpp"
@@ -258,6 +259,49 @@ TEST_P(Segreduce, HugeSegmentCountComputedElements) {
     for (std::int64_t s = 0; s < m; ++s) wrong += got[std::size_t(s)] != 21 * s + 3 * (s % 5) - 9;
     EXPECT_EQ(wrong, 0) << plan.describe();
   }
+}
+
+// Element j of segment s of an m x n array, and the scatter that mixes each segment's sum into it.
+struct row_of {
+  const std::uint32_t* x;
+  std::int64_t n;
+  SOAC_HD std::uint32_t operator()(std::int64_t s, std::int64_t j) const { return x[s * n + j]; }
+};
+struct mix_in_sum {
+  const std::uint32_t* x;
+  const std::uint32_t* sums;
+  std::int64_t n;
+  SOAC_HD write_at<std::int64_t, std::uint32_t> operator()(std::int64_t i) const { return {i, x[i] * 3u + sums[i / n] + 1u}; }
+};
+
+TEST_P(Segreduce, ChainedCallsSeeEachOthersResults) {
+  // segreduce and scatter queued back to back, each reading what the one before wrote (the sums
+  // the last block of each segment stores just before it exits; the whole array), with no wait
+  // in between: on cuda each call's kernel may start while the one before drains (a dependent
+  // launch, core/launch.cuh) and must still see all of its writes. Against the same loop here.
+  const std::int64_t m = 16, n = 40'000;
+  const int rounds = soac::testing::under_sanitizer() ? 3 : 60;
+  std::vector<std::uint32_t> x(static_cast<std::size_t>(m * n)), sums(static_cast<std::size_t>(m));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::uint32_t(i * 2654435761u);
+  buffer<std::uint32_t> xs(ctx(), std::span<const std::uint32_t>(x)), out(ctx(), sums.size());
+  for (int r = 0; r < rounds; ++r) {
+    const segreduce_options options{r % 2 ? segreduce_strategy::automatic : segreduce_strategy::large, r % 2 ? 0 : 7};
+    segreduce(ctx(), m, n, row_of{xs.data(), n}, out.view(), plus<std::uint32_t>{}, options);
+    scatter(ctx(), m * n, mix_in_sum{xs.data(), out.data(), n}, xs);
+  }
+  for (int r = 0; r < rounds; ++r) {
+    for (std::int64_t s = 0; s < m; ++s) {
+      std::uint32_t sum = 0;
+      for (std::int64_t j = 0; j < n; ++j) sum += x[std::size_t(s * n + j)];
+      sums[std::size_t(s)] = sum;
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 3u + sums[i / std::size_t(n)] + 1u;
+  }
+  const auto got = xs.to_vector();
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) wrong += got[i] != x[i];
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(out.to_vector(), sums);
 }
 
 TEST_P(Segreduce, BadArgumentsAreUsageErrors) {

@@ -74,6 +74,7 @@ template <int Block, int Columns, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_sequential_kernel(std::int64_t first, std::int64_t end, std::int64_t n, std::int64_t segments_per_block, F f,
                             typename Op::value_type* out, Op op) {
+  wait_for_previous_grid();
   using T = typename Op::value_type;
   constexpr int capacity = Block * Columns;
   // rows * (w | 1) <= capacity * 3 / 2 for every tile shape used below.
@@ -127,6 +128,7 @@ template <int Block, int Items, bool Rounds, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_per_segment, std::int64_t chunk, F f,
                        typename Op::value_type* out, typename Op::value_type* partials, unsigned* counters, Op op) {
+  wait_for_previous_grid();
   using T = typename Op::value_type;
   using block_reduce = cub::BlockReduce<T, Block>;
   // Rows of the ordered path's tile: Items values and one of padding (an odd stride in words for
@@ -250,6 +252,7 @@ template <int Block, int Items, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_ordered_warps_kernel(std::int64_t first, std::int64_t end, std::int64_t n, F f, typename Op::value_type* out,
                                Op op) {
+  wait_for_previous_grid();
   using T = typename Op::value_type;
   using warp_reduce = cub::WarpReduce<T>;
   constexpr int warps = Block / 32;
@@ -307,6 +310,7 @@ template <int Block, int Items, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_small_kernel(std::int64_t first, std::int64_t m, int n, int segments_per_block, F f,
                        typename Op::value_type* out, Op op) {
+  wait_for_previous_grid();
   using T = typename Op::value_type;
   using block_exchange = cub::BlockExchange<T, Block, Items>;
   using block_scan = cub::BlockScan<flagged<T>, Block>;
@@ -368,6 +372,7 @@ template <int Block, int Group, int Items, class Op, class F>
 __global__ void __launch_bounds__(Block)
 segreduce_small_groups_kernel(std::int64_t first, std::int64_t end, std::int64_t n, F f, typename Op::value_type* out,
                               Op op) {
+  wait_for_previous_grid();
   using T = typename Op::value_type;
   using warp_reduce = cub::WarpReduce<T, Group>;
   constexpr int groups = Block / Group;
@@ -398,6 +403,7 @@ segreduce_small_groups_kernel(std::int64_t first, std::int64_t end, std::int64_t
 
 template <class T>
 __global__ void segreduce_fill_kernel(std::int64_t m, T value, T* out) {
+  wait_for_previous_grid();
   const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < m) out[i] = value;
 }
@@ -426,10 +432,9 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
   constexpr int columns = segreduce_sequential_columns(sizeof(T));
   constexpr int large_items = is_commutative_v<Op> ? items : segreduce_ordered_items(sizeof(T));
   ctx.activate();
-  cudaStream_t stream = ctx.stream();
+  // Every kernel here is a dependent launch (core/launch.cuh).
   if (n == 0) {
-    segreduce_fill_kernel<<<static_cast<unsigned>(ceil_div(m, B)), B, 0, stream>>>(m, Op::identity(), out);
-    SOAC_CHECK_LAUNCH("segreduce_fill_kernel");
+    launch_dependent(ctx, "segreduce_fill_kernel", segreduce_fill_kernel<T>, ceil_div(m, B), B, 0, m, Op::identity(), out);
     return;
   }
   switch (plan.strategy) {
@@ -438,9 +443,8 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
       const std::int64_t slice = max_grid_x * per;
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        segreduce_sequential_kernel<B, columns, Op><<<static_cast<unsigned>(ceil_div(count, per)), B, 0, stream>>>(
-            first, first + count, n, per, f, out, op);
-        SOAC_CHECK_LAUNCH("segreduce_sequential_kernel");
+        launch_dependent(ctx, "segreduce_sequential_kernel", segreduce_sequential_kernel<B, columns, Op, F>, ceil_div(count, per), B, 0,
+                         first, first + count, n, per, f, out, op);
       }
       break;
     }
@@ -451,51 +455,42 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
           const std::int64_t slice = max_grid_x * per;
           for (std::int64_t first = 0; first < m; first += slice) {
             const std::int64_t count = std::min(slice, m - first);
-            segreduce_ordered_warps_kernel<B, large_items, Op>
-                <<<static_cast<unsigned>(ceil_div(count, per)), B, 0, stream>>>(first, first + count, n, f, out, op);
-            SOAC_CHECK_LAUNCH("segreduce_ordered_warps_kernel");
+            launch_dependent(ctx, "segreduce_ordered_warps_kernel", segreduce_ordered_warps_kernel<B, large_items, Op, F>,
+                             ceil_div(count, per), B, 0, first, first + count, n, f, out, op);
           }
           break;
         }
       }
       const std::int64_t k = plan.blocks_per_segment;
       const std::int64_t slice = max_grid_x / k;
-      buffer<T> partials;
+      // The partials and counters of one slice; the next slice's kernel waits for this one's.
+      T* partials = nullptr;
       unsigned* counters = nullptr;
       if (k > 1) {
-        partials = buffer<T>(ctx, static_cast<std::size_t>(std::min(slice, m) * k), lifetime::temporary);
+        partials = static_cast<T*>(ctx.scratch(static_cast<std::size_t>(std::min(slice, m) * k) * sizeof(T)));
         counters = ctx.zeroed_counters(static_cast<std::size_t>(std::min(slice, m)));
       }
+      bool rounds = false;
+      if constexpr (!is_commutative_v<Op>) rounds = n >= std::int64_t{B} * large_items;
+      const auto kernel = rounds ? segreduce_large_kernel<B, large_items, !is_commutative_v<Op>, Op, F>
+                                 : segreduce_large_kernel<B, large_items, false, Op, F>;
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        const auto grid = static_cast<unsigned>(count * k);
-        bool rounds = false;
-        if constexpr (!is_commutative_v<Op>) rounds = n >= std::int64_t{B} * large_items;
-        if (rounds)
-          segreduce_large_kernel<B, large_items, !is_commutative_v<Op>, Op>
-              <<<grid, B, 0, stream>>>(first, n, k, plan.chunk, f, out, partials.data(), counters, op);
-        else
-          segreduce_large_kernel<B, large_items, false, Op><<<grid, B, 0, stream>>>(first, n, k, plan.chunk, f, out, partials.data(), counters, op);
-        SOAC_CHECK_LAUNCH("segreduce_large_kernel");
+        launch_dependent(ctx, "segreduce_large_kernel", kernel, count * k, B, 0, first, n, k, plan.chunk, f, out, partials, counters, op);
       }
-      break;  // partials go back to the cache; later users of the stream are ordered after us
+      break;
     }
     case segreduce_strategy::small: {
       const std::int64_t per = plan.segments_per_block;
       if constexpr (is_commutative_v<Op>) {
         if (plan.group_threads) {
           const std::int64_t slice = max_grid_x * per;
+          const auto kernel = plan.group_threads == segreduce_tuning::group_lanes_wide
+                                  ? segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_wide, items, Op, F>
+                                  : segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_narrow, items, Op, F>;
           for (std::int64_t first = 0; first < m; first += slice) {
             const std::int64_t count = std::min(slice, m - first);
-            const auto grid = static_cast<unsigned>(ceil_div(count, per));
-            if (plan.group_threads == segreduce_tuning::group_lanes_wide) {
-              segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_wide, items, Op>
-                  <<<grid, B, 0, stream>>>(first, first + count, n, f, out, op);
-            } else {
-              segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_narrow, items, Op>
-                  <<<grid, B, 0, stream>>>(first, first + count, n, f, out, op);
-            }
-            SOAC_CHECK_LAUNCH("segreduce_small_groups_kernel");
+            launch_dependent(ctx, "segreduce_small_groups_kernel", kernel, ceil_div(count, per), B, 0, first, first + count, n, f, out, op);
           }
           break;
         }
@@ -503,9 +498,8 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
       const std::int64_t slice = max_grid_x * per;
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        segreduce_small_kernel<B, items, Op><<<static_cast<unsigned>(ceil_div(count, per)), B, 0, stream>>>(
-            first, first + count, static_cast<int>(n), static_cast<int>(per), f, out, op);
-        SOAC_CHECK_LAUNCH("segreduce_small_kernel");
+        launch_dependent(ctx, "segreduce_small_kernel", segreduce_small_kernel<B, items, Op, F>, ceil_div(count, per), B, 0, first,
+                         first + count, static_cast<int>(n), static_cast<int>(per), f, out, op);
       }
       break;
     }
