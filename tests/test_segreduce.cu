@@ -261,17 +261,14 @@ TEST_P(Segreduce, HugeSegmentCountComputedElements) {
   }
 }
 
-// Element j of segment s of an m x n array, and the scatter that mixes each segment's sum into it.
-struct row_of {
-  const std::uint32_t* x;
-  std::int64_t n;
-  SOAC_HD std::uint32_t operator()(std::int64_t s, std::int64_t j) const { return x[s * n + j]; }
-};
+// The scatter that mixes each segment's sum into its elements (modulo 2^32).
 struct mix_in_sum {
-  const std::uint32_t* x;
-  const std::uint32_t* sums;
+  const std::int32_t* x;
+  const std::int64_t* sums;
   std::int64_t n;
-  SOAC_HD write_at<std::int64_t, std::uint32_t> operator()(std::int64_t i) const { return {i, x[i] * 3u + sums[i / n] + 1u}; }
+  SOAC_HD write_at<std::int64_t, std::int32_t> operator()(std::int64_t i) const {
+    return {i, std::int32_t(std::uint32_t(x[i]) * 3u + std::uint32_t(sums[i / n]) + 1u)};
+  }
 };
 
 TEST_P(Segreduce, ChainedCallsSeeEachOthersResults) {
@@ -281,21 +278,23 @@ TEST_P(Segreduce, ChainedCallsSeeEachOthersResults) {
   // launch, core/launch.cuh) and must still see all of its writes. Against the same loop here.
   const std::int64_t m = 16, n = 40'000;
   const int rounds = soac::testing::under_sanitizer() ? 3 : 60;
-  std::vector<std::uint32_t> x(static_cast<std::size_t>(m * n)), sums(static_cast<std::size_t>(m));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::uint32_t(i * 2654435761u);
-  buffer<std::uint32_t> xs(ctx(), std::span<const std::uint32_t>(x)), out(ctx(), sums.size());
+  std::vector<std::int32_t> x(static_cast<std::size_t>(m * n));
+  std::vector<std::int64_t> sums(static_cast<std::size_t>(m));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::int32_t(std::uint32_t(i * 2654435761u));
+  buffer<std::int32_t> xs(ctx(), std::span<const std::int32_t>(x));
+  buffer<std::int64_t> out(ctx(), sums.size());
   for (int r = 0; r < rounds; ++r) {
     const segreduce_options options{r % 2 ? segreduce_strategy::automatic : segreduce_strategy::large, r % 2 ? 0 : 7};
-    segreduce(ctx(), m, n, row_of{xs.data(), n}, out.view(), plus<std::uint32_t>{}, options);
+    segreduce(ctx(), m, n, row_element{xs.data(), n}, out.view(), plus<std::int64_t>{}, options);
     scatter(ctx(), m * n, mix_in_sum{xs.data(), out.data(), n}, xs);
   }
   for (int r = 0; r < rounds; ++r) {
     for (std::int64_t s = 0; s < m; ++s) {
-      std::uint32_t sum = 0;
+      std::int64_t sum = 0;
       for (std::int64_t j = 0; j < n; ++j) sum += x[std::size_t(s * n + j)];
       sums[std::size_t(s)] = sum;
     }
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 3u + sums[i / std::size_t(n)] + 1u;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = mix_in_sum{x.data(), sums.data(), n}(std::int64_t(i)).value;
   }
   const auto got = xs.to_vector();
   std::int64_t wrong = 0;
