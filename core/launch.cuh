@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -35,23 +36,52 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 #endif
 }
 
-// kernel<<<grid, block, shared_bytes, ctx.stream()>>>(args...), checked, as a programmatic
-// dependent launch where the device has them (an ordinary launch elsewhere). Only for kernels
-// that begin with wait_for_previous_grid().
+// A launch's shape: `grid` blocks of `block` threads, `shared_bytes` of dynamic shared memory, in
+// clusters of `cluster` blocks (1: no cluster attribute).
+struct launch_shape {
+  std::int64_t grid = 0;
+  int block = 0;
+  std::size_t shared_bytes = 0;
+  int cluster = 1;
+};
+
+// kernel<<<shape>>>(args...) on ctx.stream(), checked, as a programmatic dependent launch where the
+// device has them (an ordinary launch elsewhere). Only for kernels that begin with
+// wait_for_previous_grid().
 template <class... Params, class... Args>
-void launch_dependent(const context& ctx, const char* name, void (*kernel)(Params...), std::int64_t grid, int block,
-                      std::size_t shared_bytes, Args&&... args) {
+void launch_dependent(const context& ctx, const char* name, void (*kernel)(Params...), const launch_shape& shape, Args&&... args) {
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(grid));
-  config.blockDim = dim3(static_cast<unsigned>(block));
-  config.dynamicSmemBytes = shared_bytes;
+  config.gridDim = dim3(static_cast<unsigned>(shape.grid));
+  config.blockDim = dim3(static_cast<unsigned>(shape.block));
+  config.dynamicSmemBytes = shape.shared_bytes;
   config.stream = ctx.stream();
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = ctx.props().compute_major >= 9 ? 1 : 0;
+  cudaLaunchAttribute attributes[2]{};
+  unsigned count = 0;
+  if (ctx.props().compute_major >= 9) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (shape.cluster > 1) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count].val.clusterDim.x = static_cast<unsigned>(shape.cluster);
+    attributes[count].val.clusterDim.y = attributes[count].val.clusterDim.z = 1;
+    ++count;
+  }
+  config.attrs = attributes;
+  config.numAttrs = count;
   check_cuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
+}
+
+// Clusters of more than 8 blocks (H100: up to 16) are opt-in per kernel and device; once each.
+template <class Kernel>
+void allow_large_clusters(Kernel kernel) {
+  static std::mutex guard;
+  static std::set<std::pair<const void*, int>> done;
+  int device = 0;
+  SOAC_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(guard);
+  if (done.insert({reinterpret_cast<const void*>(kernel), device}).second)
+    SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
 // Blocks of `kernel` resident per SM with blocks of block_threads and shared_bytes of dynamic

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -261,6 +262,23 @@ TEST_P(Segreduce, HugeSegmentCountComputedElements) {
   }
 }
 
+TEST_P(Segreduce, ClusterCombineKeepsTheOrder) {
+  // Few segments split over at most 16 blocks: on sm_90 and later the blocks of a segment run as
+  // a cluster and rank 0 folds their results in rank order (maximum subarray sum is not
+  // commutative), with rounds of the ordered kernel and without them.
+  auto f = [] SOAC_HD(std::int64_t s, std::int64_t j) {
+    return max_subarray<std::int32_t>::lift(std::int32_t((j * 2654435761u + 7 * s) % 2001) - 1000);
+  };
+  const bool clusters = ctx().is_cuda() && ctx().props().compute_major >= 9;
+  for (const auto& [m, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{3, 20'000, 10}, {16, 30'000, 16}, {2, 3'000, 2}}) {
+    const auto expected = validate::segreduce_reference<max_subarray<std::int32_t>>(m, n, f);
+    buffer<mss_quad<std::int32_t>> out(ctx(), std::size_t(m));
+    const auto plan = segreduce(ctx(), m, n, f, out.view(), max_subarray<std::int32_t>{}, {segreduce_strategy::large, k});
+    EXPECT_TRUE(out.to_vector() == expected) << plan.describe();
+    if (clusters) EXPECT_EQ(plan.cluster, plan.blocks_per_segment) << plan.describe();
+  }
+}
+
 // The scatter that mixes each segment's sum into its elements (modulo 2^32).
 struct mix_in_sum {
   const std::int32_t* x;
@@ -316,6 +334,36 @@ TEST_P(Segreduce, BadArgumentsAreUsageErrors) {
 SOAC_INSTANTIATE_BACKENDS(Segreduce);
 
 // The model, independent of a device.
+TEST(SegreducePlan, FewSplitSegmentsCombineInAClusterOnHopper) {
+  device_properties hopper;
+  hopper.sm_count = 132;
+  hopper.max_threads_per_sm = 2048;
+  hopper.compute_major = 9;
+  // backprop's forward sums: 16 segments of 65,537 floats, which the split gives 16 blocks of
+  // 4,096 and one of the last element; evened out to 16 blocks of 4,352 in a cluster.
+  const auto backprop = plan_segreduce(hopper, 16, 65'537, 4, {}, true);
+  EXPECT_EQ(backprop.blocks_per_segment, 16);
+  EXPECT_EQ(backprop.chunk, 4'352);
+  EXPECT_EQ(backprop.cluster, 16);
+  EXPECT_NE(backprop.describe().find("cluster"), std::string::npos) << backprop.describe();
+  // A forced split keeps its blocks: clusters only where they are few enough.
+  EXPECT_EQ(plan_segreduce(hopper, 3, 20'000, 16, {segreduce_strategy::large, 10}, false).cluster, 10);  // ordered too
+  // Long shares are bandwidth-bound: no clusters (64 x 2^20 ints: 16 blocks of 32 tiles each).
+  EXPECT_EQ(plan_segreduce(hopper, 64, std::int64_t{1} << 20, 4, {}, true).cluster, 0);
+  EXPECT_EQ(plan_segreduce(hopper, 256, std::int64_t{1} << 18, 4, {}, true).cluster, 0);
+  EXPECT_EQ(plan_segreduce(hopper, 3, 70'001, 16, {segreduce_strategy::large, 5}, false).cluster, 0);
+  EXPECT_EQ(plan_segreduce(hopper, 2, (std::int64_t{1} << 22) + 5, 16, {segreduce_strategy::large, 1000}, false).cluster, 0);
+  EXPECT_EQ(plan_segreduce(hopper, 1, std::int64_t{1} << 26, 4, {}, true).cluster, 0);   // 1,056 blocks a segment
+  EXPECT_EQ(plan_segreduce(hopper, 4'000, 70'000, 4, {segreduce_strategy::large, 4}, true).cluster, 0);  // beyond a wave
+  EXPECT_EQ(plan_segreduce(hopper, 16, 1'000, 4, {segreduce_strategy::large, 1}, true).cluster, 0);      // one block each
+  // 8 segments of 2^17: 64 blocks of 2,048 each; 16 would take three more rounds, so no cluster.
+  EXPECT_EQ(plan_segreduce(hopper, 8, std::int64_t{1} << 17, 4, {}, true).cluster, 0);
+  device_properties ampere = hopper;
+  ampere.compute_major = 8;
+  EXPECT_EQ(plan_segreduce(ampere, 16, 65'537, 4, {}, true).cluster, 0);
+  EXPECT_EQ(plan_segreduce(ampere, 16, 65'537, 4, {}, true).blocks_per_segment, 17);
+}
+
 TEST(SegreducePlan, AutoFollowsTheMeasuredRule) {
   device_properties h100;
   h100.sm_count = 132;

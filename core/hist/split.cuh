@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
-#include <set>
 #include <utility>
 
 #include "core/hist/block.cuh"
+#include "core/launch.cuh"
 
 namespace soac::detail {
 
@@ -86,18 +85,6 @@ __global__ void __launch_bounds__(hist_tuning::shared_block)
     fold_range<K, Op>(histo, nullptr, lo, lo + mine, cluster_id, clusters, [&](int q) { return sub[q]; });
   }
 #endif
-}
-
-// Clusters of more than 8 blocks (H100: up to 16) are opt-in per kernel and device; once each.
-template <class Kernel>
-void allow_large_clusters(Kernel kernel) {
-  static std::mutex guard;
-  static std::set<std::pair<const void*, int>> done;
-  int device = 0;
-  SOAC_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(guard);
-  if (done.insert({reinterpret_cast<const void*>(kernel), device}).second)
-    SOAC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
 }  // namespace soac::detail

@@ -63,14 +63,14 @@ void scatter_cuda(const context& ctx, const scatter_plan& plan, std::int64_t n, 
     const std::int64_t grid = ceil_div(count, per_block);
     switch (plan.strategy) {
       case scatter_strategy::plain:
-        launch_dependent(ctx, "scatter_plain_kernel", scatter_plain_kernel<F, T...>, grid, block, 0, offset, count, f, dest...);
+        launch_dependent(ctx, "scatter_plain_kernel", scatter_plain_kernel<F, T...>, {grid, block}, offset, count, f, dest...);
         break;
       case scatter_strategy::chunked:
-        launch_dependent(ctx, "scatter_chunked_kernel", scatter_chunked_kernel<F, T...>, grid, block, 0, offset, count,
+        launch_dependent(ctx, "scatter_chunked_kernel", scatter_chunked_kernel<F, T...>, {grid, block}, offset, count,
                          plan.items_per_thread, f, dest...);
         break;
       default:
-        launch_dependent(ctx, "scatter_blocked_kernel", scatter_blocked_kernel<scatter_tuning::blocked_items, F, T...>, grid, block, 0,
+        launch_dependent(ctx, "scatter_blocked_kernel", scatter_blocked_kernel<scatter_tuning::blocked_items, F, T...>, {grid, block},
                          offset, count, f, dest...);
         break;
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <cooperative_groups.h>
 #include <cuda/atomic>
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_reduce.cuh>
@@ -220,6 +221,25 @@ segreduce_large_kernel(std::int64_t first, std::int64_t n, std::int64_t blocks_p
     if (t == 0) out[s] = result;
     return;
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Launched in clusters (plan.cluster): the segment's blocks are one cluster, ranked by part.
+  // Rank 0 folds their results in rank order out of their shared memory; the second barrier keeps
+  // that memory alive until it has.
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (cluster.num_blocks() > 1) {
+    __shared__ cub::Uninitialized<T> block_result;
+    if (t == 0) block_result.Alias() = result;
+    cluster.sync();
+    if (part == 0) {
+      const T acc = t < blocks_per_segment ? *cluster.map_shared_rank(&block_result.Alias(), t) : Op::identity();
+      const T total = block_reduce(temp.reduce).Reduce(acc, op);
+      if (t == 0) out[s] = total;
+    }
+    cluster.sync();
+    return;
+  }
+#endif
   T* mine = partials + local * blocks_per_segment;
   __shared__ bool last;
   if (t == 0) {
@@ -424,7 +444,7 @@ std::int64_t segreduce_ordered_resident(context& ctx) {
 }
 
 template <class Op, class F>
-void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, std::int64_t n, F f,
+void segreduce_cuda(context& ctx, segreduce_plan& plan, std::int64_t m, std::int64_t n, F f,
                     typename Op::value_type* out, Op op) {
   using T = typename Op::value_type;
   constexpr int B = segreduce_tuning::block_threads;
@@ -434,7 +454,7 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
   ctx.activate();
   // Every kernel here is a dependent launch (core/launch.cuh).
   if (n == 0) {
-    launch_dependent(ctx, "segreduce_fill_kernel", segreduce_fill_kernel<T>, ceil_div(m, B), B, 0, m, Op::identity(), out);
+    launch_dependent(ctx, "segreduce_fill_kernel", segreduce_fill_kernel<T>, {ceil_div(m, B), B}, m, Op::identity(), out);
     return;
   }
   switch (plan.strategy) {
@@ -443,7 +463,7 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
       const std::int64_t slice = max_grid_x * per;
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        launch_dependent(ctx, "segreduce_sequential_kernel", segreduce_sequential_kernel<B, columns, Op, F>, ceil_div(count, per), B, 0,
+        launch_dependent(ctx, "segreduce_sequential_kernel", segreduce_sequential_kernel<B, columns, Op, F>, {ceil_div(count, per), B},
                          first, first + count, n, per, f, out, op);
       }
       break;
@@ -456,27 +476,32 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
           for (std::int64_t first = 0; first < m; first += slice) {
             const std::int64_t count = std::min(slice, m - first);
             launch_dependent(ctx, "segreduce_ordered_warps_kernel", segreduce_ordered_warps_kernel<B, large_items, Op, F>,
-                             ceil_div(count, per), B, 0, first, first + count, n, f, out, op);
+                             {ceil_div(count, per), B}, first, first + count, n, f, out, op);
           }
           break;
         }
       }
       const std::int64_t k = plan.blocks_per_segment;
       const std::int64_t slice = max_grid_x / k;
-      // The partials and counters of one slice; the next slice's kernel waits for this one's.
-      T* partials = nullptr;
-      unsigned* counters = nullptr;
-      if (k > 1) {
-        partials = static_cast<T*>(ctx.scratch(static_cast<std::size_t>(std::min(slice, m) * k) * sizeof(T)));
-        counters = ctx.zeroed_counters(static_cast<std::size_t>(std::min(slice, m)));
-      }
       bool rounds = false;
       if constexpr (!is_commutative_v<Op>) rounds = n >= std::int64_t{B} * large_items;
       const auto kernel = rounds ? segreduce_large_kernel<B, large_items, !is_commutative_v<Op>, Op, F>
                                  : segreduce_large_kernel<B, large_items, false, Op, F>;
+      if (plan.cluster > 1) {
+        if (plan.cluster > 8) allow_large_clusters(kernel);
+        if (resident_clusters(kernel, B, 0, plan.cluster) < 1) plan.cluster = 0;  // the counters' way, then
+      }
+      // The partials and counters of one slice; the next slice's kernel waits for this one's.
+      T* partials = nullptr;
+      unsigned* counters = nullptr;
+      if (k > 1 && plan.cluster <= 1) {
+        partials = static_cast<T*>(ctx.scratch(static_cast<std::size_t>(std::min(slice, m) * k) * sizeof(T)));
+        counters = ctx.zeroed_counters(static_cast<std::size_t>(std::min(slice, m)));
+      }
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        launch_dependent(ctx, "segreduce_large_kernel", kernel, count * k, B, 0, first, n, k, plan.chunk, f, out, partials, counters, op);
+        launch_dependent(ctx, "segreduce_large_kernel", kernel, {count * k, B, 0, std::max(1, plan.cluster)}, first, n, k, plan.chunk, f, out,
+                         partials, counters, op);
       }
       break;
     }
@@ -490,7 +515,7 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
                                   : segreduce_small_groups_kernel<B, segreduce_tuning::group_lanes_narrow, items, Op, F>;
           for (std::int64_t first = 0; first < m; first += slice) {
             const std::int64_t count = std::min(slice, m - first);
-            launch_dependent(ctx, "segreduce_small_groups_kernel", kernel, ceil_div(count, per), B, 0, first, first + count, n, f, out, op);
+            launch_dependent(ctx, "segreduce_small_groups_kernel", kernel, {ceil_div(count, per), B}, first, first + count, n, f, out, op);
           }
           break;
         }
@@ -498,7 +523,7 @@ void segreduce_cuda(context& ctx, const segreduce_plan& plan, std::int64_t m, st
       const std::int64_t slice = max_grid_x * per;
       for (std::int64_t first = 0; first < m; first += slice) {
         const std::int64_t count = std::min(slice, m - first);
-        launch_dependent(ctx, "segreduce_small_kernel", segreduce_small_kernel<B, items, Op, F>, ceil_div(count, per), B, 0, first,
+        launch_dependent(ctx, "segreduce_small_kernel", segreduce_small_kernel<B, items, Op, F>, {ceil_div(count, per), B}, first,
                          first + count, static_cast<int>(n), static_cast<int>(per), f, out, op);
       }
       break;

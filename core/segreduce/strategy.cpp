@@ -32,8 +32,9 @@ std::string segreduce_plan::describe() const {
     case segreduce_strategy::large:
       if (warp_segments) s << segments_per_block << " segments/block, a warp per segment, ";
       else s << blocks_per_segment << " block" << (blocks_per_segment == 1 ? "" : "s") << "/segment, ";
-      s << items_per_thread << (ordered ? " elements of its run/thread and round" : " loads in flight/thread")
-        << (second_pass ? ", last block combines the partials" : "");
+      s << items_per_thread << (ordered ? " elements of its run/thread and round" : " loads in flight/thread");
+      if (cluster > 1) s << ", a cluster per segment combines through shared memory";
+      else if (second_pass) s << ", last block combines the partials";
       break;
     default:
       s << segments_per_block << " segments/block, ";
@@ -160,6 +161,22 @@ segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, st
       plan.blocks_per_segment = std::max<std::int64_t>(1, (n + plan.chunk - 1) / plan.chunk);
       plan.second_pass = plan.blocks_per_segment > 1;
       plan.grid = m * plan.blocks_per_segment;
+      // Clusters (sm_90 on) for latency-bound calls: shares of a tile or two, a grid of one wave.
+      // A split a little beyond the cluster limit (backprop's 16 segments of 65,537: 16 blocks and
+      // one for the last element) is evened out to the limit where that costs each block at most
+      // one more round of loads.
+      const std::int64_t resident = !commutative && ordered_resident > 0 ? ordered_resident : resident_blocks(props);
+      if (props.compute_major >= 9 && plan.second_pass && plan.grid <= resident && plan.chunk <= large_cluster_max_tiles * tile) {
+        if (plan.blocks_per_segment > large_cluster_max_blocks && options.blocks_per_segment == 0) {
+          const std::int64_t even = (n + large_cluster_max_blocks * B - 1) / (large_cluster_max_blocks * B) * B;
+          if (even <= plan.chunk + tile) {
+            plan.chunk = even;
+            plan.blocks_per_segment = (n + even - 1) / even;
+            plan.grid = m * plan.blocks_per_segment;
+          }
+        }
+        if (plan.blocks_per_segment <= large_cluster_max_blocks) plan.cluster = int(plan.blocks_per_segment);
+      }
       // Ordered segments shorter than one round (block_threads runs of items_per_thread) would
       // leave a block folding tile by tile; a warp per segment folds runs of its own, where the
       // segments fill every resident block slot so.

@@ -41,13 +41,16 @@ struct segreduce_plan {
   int items_per_thread = 1;             // large/small: loads in flight per thread (large, non-commutative:
                                         // elements of its run per round); sequential: tile columns
   std::int64_t blocks_per_segment = 1;  // large only
-  std::int64_t chunk = 0;               // large only: elements of a segment per block (a multiple of a tile)
+  std::int64_t chunk = 0;               // large only: elements of a segment per block (whole tiles; in a
+                                        // cluster, whole blocks' widths)
   std::int64_t segments_per_block = 1;  // sequential and small (sequential: tile rows)
   int group_threads = 0;                // small, commutative operators: lanes per segment (0: segmented scan)
   std::int64_t grid = 0;                // blocks of the first kernel
   bool second_pass = false;             // large with blocks_per_segment > 1: partials combined by the last block
   bool ordered = false;                 // large, non-commutative: each thread folds a contiguous run in order
   bool warp_segments = false;           // large, ordered, segments shorter than a round: a warp per segment
+  int cluster = 0;                      // large: the blocks of a segment run as one thread-block cluster and
+                                        // combine through distributed shared memory (0: the last block does)
   bool host = false;                    // ran on the host backend (OpenMP); the fields above are unused
   const char* reason = "";              // why auto chose it ("forced" when options named it)
   std::string describe() const;
@@ -75,6 +78,16 @@ inline constexpr std::int64_t large_min_fine_split = 8;
 // no partly filled last wave idles most of the GPU (measured: 2 waves of 2048 blocks for one
 // segment left a 6% tail).
 inline constexpr int large_waves = 1;
+// Large strategy on sm_90 and later, latency-bound calls: where a segment's blocks are 2 to
+// large_cluster_max_blocks, each block's share is at most large_cluster_max_tiles tiles and the
+// grid fits one wave (see plan_segreduce), they run as a thread-block cluster and combine their
+// results through distributed shared memory after a cluster barrier, instead of an arrival counter
+// and the last block's reads of the partials (H200, 16 segments of 65,537 floats: 6.0 against
+// 6.3-6.5 us, docs/tuning/backprop.md; clusters of more than 8 blocks are not portable, but the
+// H100 and H200 have them). Longer shares amortise the combine, and there clusters cost bandwidth
+// (H200, 64 sums of 2^20 ints in clusters of 16: 1.41x the floor against 1.09x).
+inline constexpr int large_cluster_max_blocks = 16;
+inline constexpr int large_cluster_max_tiles = 2;
 // The sequential strategy shrinks its tiles (down to this many segments per block) until the
 // grid has a block for every resident block slot: small problems and compute-heavy elements
 // (Black-Scholes) need the blocks more than the long tiles.
