@@ -81,11 +81,10 @@ inline constexpr int large_waves = 1;
 // Large strategy on sm_90 and later, latency-bound calls: where a segment's blocks are 2 to
 // large_cluster_max_blocks, each block's share is at most large_cluster_max_tiles tiles and the
 // grid fits one wave (see plan_segreduce), they run as a thread-block cluster and combine their
-// results through distributed shared memory after a cluster barrier, instead of an arrival counter
-// and the last block's reads of the partials (H200, 16 segments of 65,537 floats: 6.0 against
-// 6.3-6.5 us, docs/tuning/backprop.md; clusters of more than 8 blocks are not portable, but the
-// H100 and H200 have them). Longer shares amortise the combine, and there clusters cost bandwidth
-// (H200, 64 sums of 2^20 ints in clusters of 16: 1.41x the floor against 1.09x).
+// results through distributed shared memory after a cluster barrier, which is shorter than an
+// arrival counter and the last block's reads of the partials (clusters of more than 8 blocks are
+// not portable, but the H100 and H200 have them). Longer shares amortise the combine, and there
+// co-scheduling a cluster's blocks cost bandwidth (docs/tuning/backprop.md has both measurements).
 inline constexpr int large_cluster_max_blocks = 16;
 inline constexpr int large_cluster_max_tiles = 2;
 // The sequential strategy shrinks its tiles (down to this many segments per block) until the
