@@ -356,6 +356,10 @@ TEST(SegreducePlan, FewSplitSegmentsCombineInAClusterOnHopper) {
   EXPECT_EQ(plan_segreduce(hopper, 1, std::int64_t{1} << 26, 4, {}, true).cluster, 0);   // 1,056 blocks a segment
   EXPECT_EQ(plan_segreduce(hopper, 4'000, 70'000, 4, {segreduce_strategy::large, 4}, true).cluster, 0);  // beyond a wave
   EXPECT_EQ(plan_segreduce(hopper, 16, 1'000, 4, {segreduce_strategy::large, 1}, true).cluster, 0);      // one block each
+  // 4 segments of 2^16 quads (maximum subarray sum): 32 blocks of a tile each; 16 would double
+  // each block's share, so no cluster.
+  EXPECT_EQ(plan_segreduce(hopper, 4, 65'536, 16, {}, false, false, 660).blocks_per_segment, 32);
+  EXPECT_EQ(plan_segreduce(hopper, 4, 65'536, 16, {}, false, false, 660).cluster, 0);
   // 8 segments of 2^17: 64 blocks of 2,048 each; 16 would take three more rounds, so no cluster.
   EXPECT_EQ(plan_segreduce(hopper, 8, std::int64_t{1} << 17, 4, {}, true).cluster, 0);
   device_properties ampere = hopper;

@@ -163,13 +163,13 @@ segreduce_plan plan_segreduce(const device_properties& props, std::int64_t m, st
       plan.grid = m * plan.blocks_per_segment;
       // Clusters (sm_90 on) for latency-bound calls: shares of a tile or two, a grid of one wave.
       // A split a little beyond the cluster limit (backprop's 16 segments of 65,537: 16 blocks and
-      // one for the last element) is evened out to the limit where that costs each block at most
-      // one more round of loads.
+      // one for the last element) is evened out to the limit where that adds at most a quarter to
+      // each block's share (doubling it cost the ordered kernel more than the cluster saved).
       const std::int64_t resident = !commutative && ordered_resident > 0 ? ordered_resident : resident_blocks(props);
       if (props.compute_major >= 9 && plan.second_pass && plan.grid <= resident && plan.chunk <= large_cluster_max_tiles * tile) {
         if (plan.blocks_per_segment > large_cluster_max_blocks && options.blocks_per_segment == 0) {
           const std::int64_t even = (n + large_cluster_max_blocks * B - 1) / (large_cluster_max_blocks * B) * B;
-          if (even <= plan.chunk + tile) {
+          if (4 * even <= 5 * plan.chunk) {
             plan.chunk = even;
             plan.blocks_per_segment = (n + even - 1) / even;
             plan.grid = m * plan.blocks_per_segment;
