@@ -30,6 +30,8 @@ inline void check_launch(const char* kernel, const char* file, int line) {
 // latency in a chain of short kernels (backprop's three: docs/tuning/backprop.md). Such a kernel
 // calls wait_for_previous_grid() before it touches memory: the wait returns once the work before
 // it in the stream has finished and its writes are visible (at once after an ordinary launch).
+// No kernel triggers its dependents early (griddepcontrol.launch_dependents): that made backprop's
+// step slower, not faster (docs/tuning/backprop.md).
 __device__ __forceinline__ void wait_for_previous_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -45,31 +47,43 @@ struct launch_shape {
   int cluster = 1;
 };
 
+// A cudaLaunchKernelEx configuration for `shape` on `stream`: the cluster attribute for clusters of
+// more than one block (or always, where `cluster_attribute`: the occupancy query needs it), and
+// programmatic stream serialization where `dependent`. Not copyable: the configuration points at
+// its own attributes.
+struct launch_config {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attributes[2]{};
+  launch_config(const launch_shape& shape, cudaStream_t stream, bool dependent = false, bool cluster_attribute = false) {
+    config.gridDim = dim3(static_cast<unsigned>(shape.grid));
+    config.blockDim = dim3(static_cast<unsigned>(shape.block));
+    config.dynamicSmemBytes = shape.shared_bytes;
+    config.stream = stream;
+    unsigned count = 0;
+    if (dependent) {
+      attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    if (shape.cluster > 1 || cluster_attribute) {
+      attributes[count].id = cudaLaunchAttributeClusterDimension;
+      attributes[count].val.clusterDim.x = static_cast<unsigned>(shape.cluster);
+      attributes[count].val.clusterDim.y = attributes[count].val.clusterDim.z = 1;
+      ++count;
+    }
+    config.attrs = attributes;
+    config.numAttrs = count;
+  }
+  launch_config(const launch_config&) = delete;
+  launch_config& operator=(const launch_config&) = delete;
+};
+
 // kernel<<<shape>>>(args...) on ctx.stream(), checked, as a programmatic dependent launch where the
 // device has them (an ordinary launch elsewhere). Only for kernels that begin with
 // wait_for_previous_grid().
 template <class... Params, class... Args>
 void launch_dependent(const context& ctx, const char* name, void (*kernel)(Params...), const launch_shape& shape, Args&&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(shape.grid));
-  config.blockDim = dim3(static_cast<unsigned>(shape.block));
-  config.dynamicSmemBytes = shape.shared_bytes;
-  config.stream = ctx.stream();
-  cudaLaunchAttribute attributes[2]{};
-  unsigned count = 0;
-  if (ctx.props().compute_major >= 9) {
-    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (shape.cluster > 1) {
-    attributes[count].id = cudaLaunchAttributeClusterDimension;
-    attributes[count].val.clusterDim.x = static_cast<unsigned>(shape.cluster);
-    attributes[count].val.clusterDim.y = attributes[count].val.clusterDim.z = 1;
-    ++count;
-  }
-  config.attrs = attributes;
-  config.numAttrs = count;
-  check_cuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
+  const launch_config launch(shape, ctx.stream(), ctx.props().compute_major >= 9);
+  check_cuda(cudaLaunchKernelEx(&launch.config, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
 }
 
 // Clusters of more than 8 blocks (H100: up to 16) are opt-in per kernel and device; once each.
@@ -115,27 +129,6 @@ int resident_blocks(Kernel kernel, int block_threads, std::size_t shared_bytes, 
   return per_sm;
 }
 
-// A launch configuration for cudaLaunchKernelEx: `grid` blocks of `block` threads with
-// `shared_bytes` of dynamic shared memory, in clusters of `cluster` blocks (1: no cluster
-// attribute). Not copyable: the configuration points at its own attribute.
-struct cluster_launch {
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attribute{};
-  cluster_launch(std::int64_t grid, int block, std::size_t shared_bytes, cudaStream_t stream, int cluster) {
-    config.gridDim = dim3(unsigned(grid));
-    config.blockDim = dim3(unsigned(block));
-    config.dynamicSmemBytes = shared_bytes;
-    config.stream = stream;
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = unsigned(cluster);
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = cluster > 1 ? 1 : 0;
-  }
-  cluster_launch(const cluster_launch&) = delete;
-  cluster_launch& operator=(const cluster_launch&) = delete;
-};
-
 // Clusters of `cluster` blocks of `kernel` that can be resident on the whole device at once (0
 // where the device has no clusters), after resident_blocks has raised the kernel's shared memory
 // limit for this shape. Cached like resident_blocks.
@@ -154,8 +147,7 @@ int resident_clusters(Kernel kernel, int block_threads, std::size_t shared_bytes
   SOAC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   int clusters = 0;
   if (major >= 9) {
-    cluster_launch launch(cluster, block_threads, shared_bytes, nullptr, cluster);
-    launch.config.numAttrs = 1;  // the query needs the attribute even for clusters of 1
+    const launch_config launch({cluster, block_threads, shared_bytes, cluster}, nullptr, false, true);
     SOAC_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config));
   }
   known.emplace(k, clusters);

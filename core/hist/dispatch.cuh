@@ -175,7 +175,7 @@ void launch_shared(context& ctx, const hist_plan& plan, std::int64_t seg_len, st
   hist_temp partial_rows(ctx, std::size_t(plan.partial_rows * H) * sizeof(V));
   const std::int64_t per_hist = batches == 1 ? plan.grid : plan.blocks_per_histogram;
   const std::int64_t group = plan.side_by_side;
-  cluster_launch launch(plan.grid, plan.block_threads, plan.shared_bytes, ctx.stream(), plan.cluster);
+  const launch_config launch({plan.grid, plan.block_threads, plan.shared_bytes, plan.cluster}, ctx.stream());
   with_shared_kernel<K, Op, F>(plan.kernel, [&](auto kernel) {
     for (std::int64_t off = 0; off < H; off += group * plan.chunk) {
       SOAC_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, seg_len, per_hist, f, histo, static_cast<int*>(locks.p), H, off,
@@ -226,7 +226,7 @@ void launch_split(context& ctx, const hist_plan& plan, std::int64_t n, F f, type
     const auto kernel = split_kernel<K, Op, F>();
     if (plan.split > 8) allow_large_clusters(kernel);
     hist_temp partial_rows(ctx, std::size_t(plan.partial_rows * H) * sizeof(V));
-    cluster_launch launch(plan.grid, plan.block_threads, plan.shared_bytes, ctx.stream(), plan.split);
+    const launch_config launch({plan.grid, plan.block_threads, plan.shared_bytes, plan.split}, ctx.stream());
     SOAC_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, n, f, histo, H, unsigned(plan.chunk), static_cast<V*>(partial_rows.p)));
     if (plan.partial_rows) reduce_rows<Op>(ctx, static_cast<const V*>(partial_rows.p), histo, H, plan.partial_rows);
   }

@@ -14,7 +14,6 @@
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/util_type.cuh>
 
-#include "core/buffer.hpp"
 #include "core/context.hpp"
 #include "core/launch.cuh"
 #include "core/operators.hpp"
