@@ -327,6 +327,43 @@ TEST(ReproduceCheckers, Fig7AutoAgainstTheBestFixedChoice) {
   EXPECT_EQ(t["plots"].size(), 1u);
 }
 
+// soac's own bars from issue 40: HDW near the read floor up to 48K, CAS at RF = 63 5x ahead of the sort.
+TEST(ReproduceCheckers, HdwAgainstTheReadFloorAndCasAgainstTheSort) {
+  auto fig7_runs = [](double auto_ms) {
+    json cases = json::array();
+    for (double H : {2048.0, 49152.0, 196608.0})
+      cases.push_back({{"name", "HDW H=" + std::to_string(int(H))},
+                       {"params", {{"op", "HDW"}, {"H", H}, {"RF", 1}, {"n", 50000000}}},
+                       {"floor_ms", 0.1},
+                       // beyond 48K the bar does not apply: a slow multi-pass case must not count
+                       {"variants", json::array({variant_json("soac auto", "soac", H > 49152 ? 0.5 : auto_ms, "shared M=1 S=1"),
+                                                 variant_json("shared M0=1", "soac", 0.12)})}});
+    return ok_run("hist-fig7", cases);
+  };
+  const std::string floor_bar = "soac: HDW in shared memory (H <= 48K) takes at most 1.25x";
+  EXPECT_EQ(claim_of(analyze_table(table("sc20-fig7"), fig7_runs(0.12), mode::full), floor_bar)["verdict"], "held");
+  const json slow = analyze_table(table("sc20-fig7"), fig7_runs(0.13), mode::full);
+  EXPECT_EQ(claim_of(slow, floor_bar)["verdict"], "not held");
+  EXPECT_TRUE(contains(claim_of(slow, floor_bar)["evidence"], "1.30x the floor")) << claim_of(slow, floor_bar).dump();
+  EXPECT_TRUE(contains(slow.dump(), "\"1.30x\"")) << "the Fig 7 rows show auto x floor";
+
+  auto table2_runs = [](double cas48k_auto_ms) {
+    json cases = json::array();
+    for (double H : {505.0, 2048.0, 12288.0, 49152.0, 196608.0})
+      cases.push_back({{"name", "CAS H=" + std::to_string(int(H)) + " RF=63"},
+                       {"params", {{"op", "CAS"}, {"H", H}, {"RF", 63}, {"n", 50000000}}},
+                       // 505 and 192K lie outside the bar's range: their slowness must not count
+                       {"variants", json::array({variant_json("CUB sort + ReduceByKey", "baseline", 1.0),
+                                                 variant_json("soac auto", "soac", H == 49152 ? cas48k_auto_ms : H < 2048 || H > 49152 ? 0.5 : 0.19)})}});
+    return ok_run("hist-table2", cases);
+  };
+  const std::string cas_bar = "soac: CAS at RF = 63 is at least 5.00x faster";
+  EXPECT_EQ(claim_of(analyze_table(table("sc20-table2"), table2_runs(0.2), mode::full), cas_bar)["verdict"], "held");
+  const json t2 = analyze_table(table("sc20-table2"), table2_runs(0.25), mode::full);
+  EXPECT_EQ(claim_of(t2, cas_bar)["verdict"], "not held");
+  EXPECT_TRUE(contains(claim_of(t2, cas_bar)["evidence"], "4.00x at H = 48K")) << claim_of(t2, cas_bar).dump();
+}
+
 TEST(ReproduceCheckers, SegreduceLargeStrategyForFewSegments) {
   auto runs_with = [](double large_ms) {
     json small = json::array(), large = json::array();
