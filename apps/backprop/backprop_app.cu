@@ -63,6 +63,16 @@ struct trained {
 
 SOAC_HD inline float squash(float x) { return 1.f / (1.f + expf(-x)); }
 
+// An opaque use of a loaded value where it is called: the compiler cannot move the load after it
+// (left to itself it sinks each load to its first use).
+SOAC_HD inline void loaded_here(float& v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("" : "+f"(v));
+#else
+  (void)v;
+#endif
+}
+
 // ---- segreduce variant ----------------------------------------------------------------------
 
 // Segment s (hidden unit s + 1), element k: weight times input unit k (k = 0: the bias).
@@ -85,29 +95,43 @@ struct hidden_and_output {
   const float* target;
   SOAC_HD auto operator()(std::int64_t e) const {
     const int j = int(e / 2), o = int(e % 2);
-    // Every index below is a constant after unrolling, so h stays in registers (selecting h[j]
-    // or a report value by a run-time index would put the arrays in local memory).
+    // Every load first, so that they are in flight together: each squash's division has a
+    // slow-path branch in the machine code that no load is moved across, so loads beside their
+    // uses took one L2 round trip each. Every index below is a constant after unrolling, so the
+    // arrays stay in registers (selecting h[j] or a report value by a run-time index would put
+    // them in local memory).
+    float sum[hidden], out_w[hidden + 1];
+    SOAC_UNROLL
+    for (int i = 0; i < hidden; ++i) sum[i] = sums[i];
+    SOAC_UNROLL
+    for (int i = 0; i <= hidden; ++i) out_w[i] = hw[i * 2 + 1];
+    float t = target[1], w_e = hw[e], prev_e = hprev[e];
+    SOAC_UNROLL
+    for (int i = 0; i < hidden; ++i) loaded_here(sum[i]);
+    SOAC_UNROLL
+    for (int i = 0; i <= hidden; ++i) loaded_here(out_w[i]);
+    loaded_here(t), loaded_here(w_e), loaded_here(prev_e);
     float h[hidden + 1];
     h[0] = 1.f;
     SOAC_UNROLL
-    for (int i = 1; i <= hidden; ++i) h[i] = squash(sums[i - 1]);
+    for (int i = 1; i <= hidden; ++i) h[i] = squash(sum[i - 1]);
     float so = 0.f;
     SOAC_UNROLL
-    for (int i = 0; i <= hidden; ++i) so += hw[i * 2 + 1] * h[i];
+    for (int i = 0; i <= hidden; ++i) so += out_w[i] * h[i];
     const float out = squash(so);
-    const float out_delta = out * (1.f - out) * (target[1] - out);
+    const float out_delta = out * (1.f - out) * (t - out);
     float hid_err = 0.f, delta_j = 0.f, h_j = h[0];
     SOAC_UNROLL
     for (int i = 1; i <= hidden; ++i) {
-      const float delta = h[i] * (1.f - h[i]) * (out_delta * hw[i * 2 + 1]);
+      const float delta = h[i] * (1.f - h[i]) * (out_delta * out_w[i]);
       hid_err += fabsf(delta);
       if (i == j) delta_j = delta, h_j = h[i];
     }
-    const float dw = eta * out_delta * h_j + momentum * hprev[e];
+    const float dw = eta * out_delta * h_j + momentum * prev_e;
     const float report = e == 0 ? out : e == 1 ? out_delta : e == 2 ? fabsf(out_delta) : hid_err;
     const std::int64_t unit = o == 0 ? j : -1;
-    return writes(write_at<std::int64_t, float>{e, o == 1 ? hw[e] + dw : hw[e]},
-                  write_at<std::int64_t, float>{e, o == 1 ? dw : hprev[e]}, write_at<std::int64_t, float>{unit, h_j},
+    return writes(write_at<std::int64_t, float>{e, o == 1 ? w_e + dw : w_e},
+                  write_at<std::int64_t, float>{e, o == 1 ? dw : prev_e}, write_at<std::int64_t, float>{unit, h_j},
                   write_at<std::int64_t, float>{unit, delta_j}, write_at<std::int64_t, float>{e < 4 ? e : -1, report});
   }
 };
