@@ -301,6 +301,15 @@ json variant_json(const std::string& name, const std::string& role, double ms, c
   return v;
 }
 
+// One case of `soac bench hist` (N = 50M), with its read floor where floor_ms > 0.
+json hist_case_json(const std::string& op, double H, double rf, json variants, double floor_ms = 0) {
+  json c = {{"name", op + " H=" + std::to_string(std::int64_t(H)) + " RF=" + std::to_string(std::int64_t(rf))},
+            {"params", {{"op", op}, {"H", H}, {"RF", rf}, {"n", 50000000}}},
+            {"variants", std::move(variants)}};
+  if (floor_ms > 0) c["floor_ms"] = floor_ms;
+  return c;
+}
+
 std::map<std::string, json> ok_run(const std::string& id, json cases) {
   return {{id, {{"id", id}, {"status", "ok"}, {"command", {"bench"}}, {"bench", {{"cases", cases}, {"environment", {{"backend", "cuda"}}}}}}}};
 }
@@ -310,12 +319,11 @@ TEST(ReproduceCheckers, Fig7AutoAgainstTheBestFixedChoice) {
     json cases = json::array();
     for (const std::string op : {"HDW", "CAS", "XCG(argmax)"})
       for (double rf : {1.0, 63.0})
-        cases.push_back({{"name", op + " H=2048"},
-                         {"params", {{"op", op}, {"H", 2048}, {"RF", rf}, {"n", 50000000}}},
-                         {"variants", json::array({variant_json("CUB HistogramEven", "baseline", 1.0),
-                                                   variant_json("soac auto", "soac", auto_ms, "shared M=" + std::string(rf > 1 ? "24" : "6") + " S=1 Hchk=2048"),
-                                                   variant_json("shared M0=1", "soac", 0.3), variant_json("shared M1=6", "soac", 0.1),
-                                                   variant_json("shared M3=18", "soac", 0.2)})}});
+        cases.push_back(hist_case_json(op, 2048, rf,
+                                       json::array({variant_json("CUB HistogramEven", "baseline", 1.0),
+                                                    variant_json("soac auto", "soac", auto_ms, "shared M=" + std::string(rf > 1 ? "24" : "6") + " S=1 Hchk=2048"),
+                                                    variant_json("shared M0=1", "soac", 0.3), variant_json("shared M1=6", "soac", 0.1),
+                                                    variant_json("shared M3=18", "soac", 0.2)})));
     return ok_run("hist-fig7", cases);
   };
   const std::string within = "auto's (M,S) is within 5%";
@@ -332,12 +340,11 @@ TEST(ReproduceCheckers, HdwAgainstTheReadFloorAndCasAgainstTheSort) {
   auto fig7_runs = [](double auto_ms) {
     json cases = json::array();
     for (double H : {2048.0, 49152.0, 196608.0})
-      cases.push_back({{"name", "HDW H=" + std::to_string(int(H))},
-                       {"params", {{"op", "HDW"}, {"H", H}, {"RF", 1}, {"n", 50000000}}},
-                       {"floor_ms", 0.1},
-                       // beyond 48K the bar does not apply: a slow multi-pass case must not count
-                       {"variants", json::array({variant_json("soac auto", "soac", H > 49152 ? 0.5 : auto_ms, "shared M=1 S=1"),
-                                                 variant_json("shared M0=1", "soac", 0.12)})}});
+      // beyond 48K the bar does not apply: a slow multi-pass case must not count
+      cases.push_back(hist_case_json("HDW", H, 1,
+                                     json::array({variant_json("soac auto", "soac", H > 49152 ? 0.5 : auto_ms, "shared M=1 S=1"),
+                                                  variant_json("shared M0=1", "soac", 0.12)}),
+                                     0.1));
     return ok_run("hist-fig7", cases);
   };
   const std::string floor_bar = "soac: HDW in shared memory (H <= 48K) takes at most 1.25x";
@@ -350,11 +357,10 @@ TEST(ReproduceCheckers, HdwAgainstTheReadFloorAndCasAgainstTheSort) {
   auto table2_runs = [](double cas48k_auto_ms) {
     json cases = json::array();
     for (double H : {505.0, 2048.0, 12288.0, 49152.0, 196608.0})
-      cases.push_back({{"name", "CAS H=" + std::to_string(int(H)) + " RF=63"},
-                       {"params", {{"op", "CAS"}, {"H", H}, {"RF", 63}, {"n", 50000000}}},
-                       // 505 and 192K lie outside the bar's range: their slowness must not count
-                       {"variants", json::array({variant_json("CUB sort + ReduceByKey", "baseline", 1.0),
-                                                 variant_json("soac auto", "soac", H == 49152 ? cas48k_auto_ms : H < 2048 || H > 49152 ? 0.5 : 0.19)})}});
+      // 505 and 192K lie outside the bar's range: their slowness must not count
+      cases.push_back(hist_case_json("CAS", H, 63,
+                                     json::array({variant_json("CUB sort + ReduceByKey", "baseline", 1.0),
+                                                  variant_json("soac auto", "soac", H == 49152 ? cas48k_auto_ms : H < 2048 || H > 49152 ? 0.5 : 0.19)})));
     return ok_run("hist-table2", cases);
   };
   const std::string cas_bar = "soac: CAS at RF = 63 is at least 5.00x faster";
