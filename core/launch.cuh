@@ -86,9 +86,12 @@ void launch_dependent(const context& ctx, const char* name, void (*kernel)(Param
   check_cuda(cudaLaunchKernelEx(&launch.config, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
 }
 
-// Clusters of more than 8 blocks (H100: up to 16) are opt-in per kernel and device; once each.
+// Lets `kernel` run in clusters of `cluster` blocks. Beyond 8, the portable limit, clusters are
+// opt-in per kernel and device (H100 and H200: up to 16); this opts in once each, and takes no lock
+// for portable sizes.
 template <class Kernel>
-void allow_large_clusters(Kernel kernel) {
+void allow_cluster_size(Kernel kernel, int cluster) {
+  if (cluster <= 8) return;
   static std::mutex guard;
   static std::set<std::pair<const void*, int>> done;
   int device = 0;

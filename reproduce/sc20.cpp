@@ -33,6 +33,9 @@ std::vector<hist_case> hist_cases(const json& bench) {
   return out;
 }
 
+// N of a hist bench run (its cases share it); 0 without cases.
+double elements_of(const std::vector<hist_case>& cs) { return cs.empty() ? 0 : param(*cs.front().c, "n"); }
+
 const hist_case* find_hist(const std::vector<hist_case>& cs, const std::string& op, double H, double rf) {
   for (const auto& c : cs)
     if (c.op == op && c.H == H && c.rf == rf) return &c;
@@ -113,7 +116,7 @@ void fig7(table_builder& b) {
   if (!bench) return;
   const auto cs = hist_cases(*bench);
   const json& paper = b.paper_numbers("sc20_fig7");
-  const double n = cs.empty() ? 0 : param(*cs.front().c, "n");
+  const double n = elements_of(cs);
 
   // Fig 7: auto against the best fixed (M,S) per case.
   double worst = 0;
@@ -368,7 +371,7 @@ void table2(table_builder& b) {
     for (const auto& [H, r] : speedup["CAS"][63.0])
       if (H >= 2048 && H <= 49152 && (worst_cas == 0 || r < worst_cas)) worst_cas = r, at = H_label(H);
     const std::string what = "soac: CAS at RF = 63 is at least " + fmt_ratio(bar) + " faster than CUB sort + ReduceByKey at every H from 2K to 48K";
-    const double n = cs.empty() ? 0 : param(*cs.front().c, "n");
+    const double n = elements_of(cs);
     if (n < bar_n) b.claim(what, "this run", verdict::not_checked, "the bar is set at N = " + fmt_count(bar_n) + "; this run's N = " + fmt_count(n));
     else if (worst_cas > 0) b.claim(what, "this run", worst_cas >= bar, "slowest " + fmt_ratio(worst_cas) + " at H = " + at);
     else b.claim(what, "this run", verdict::not_checked, "the CAS cases at RF = 63 are not in this run");

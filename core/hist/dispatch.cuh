@@ -137,7 +137,7 @@ hist_device cuda_device(atomic_kind kind) {
   d.resident_clusters = [kind](const hist_kernel& k, int threads, std::size_t bytes, int cluster) {
     int clusters = 0;
     with_kernel<Op, F, Flat>(kind, k, [&](auto kernel) {
-      if (k.fam == hist_kernel::family::split && cluster > 8) allow_large_clusters(kernel);
+      if (k.fam == hist_kernel::family::split) allow_cluster_size(kernel, cluster);
       clusters = resident_clusters(kernel, threads, bytes, cluster);
     });
     return clusters;
@@ -224,7 +224,7 @@ void launch_split(context& ctx, const hist_plan& plan, std::int64_t n, F f, type
     throw usage_error("hist: split histograms take hardware or CAS atomics, not locks");
   } else {
     const auto kernel = split_kernel<K, Op, F>();
-    if (plan.split > 8) allow_large_clusters(kernel);
+    allow_cluster_size(kernel, plan.split);
     hist_temp partial_rows(ctx, std::size_t(plan.partial_rows * H) * sizeof(V));
     const launch_config launch({plan.grid, plan.block_threads, plan.shared_bytes, plan.split}, ctx.stream());
     SOAC_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, n, f, histo, H, unsigned(plan.chunk), static_cast<V*>(partial_rows.p)));

@@ -487,7 +487,7 @@ void segreduce_cuda(context& ctx, segreduce_plan& plan, std::int64_t m, std::int
       const auto kernel = rounds ? segreduce_large_kernel<B, large_items, !is_commutative_v<Op>, Op, F>
                                  : segreduce_large_kernel<B, large_items, false, Op, F>;
       if (plan.cluster > 1) {
-        if (plan.cluster > 8) allow_large_clusters(kernel);
+        allow_cluster_size(kernel, plan.cluster);
         if (resident_clusters(kernel, B, 0, plan.cluster) < 1) plan.cluster = 0;  // the counters' way, then
       }
       // The partials and counters of one slice; the next slice's kernel waits for this one's.
